@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ConvergenceConfig(AppConfig):
+    name = "convergence"
+    verbose_name = "Convergence engine"

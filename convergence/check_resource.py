@@ -1,0 +1,218 @@
+"""Running graph nodes: one resource action per node, under the resource lock.
+
+A node is ``(resource_id, is_update)``. What it does depends on the
+traversal's action: converge (create, update in place or replace) for
+update nodes and delete-if-unneeded for cleanup nodes in create/update/
+rollback/delete traversals; suspend, resume, check, lock or unlock in walks.
+Plugins do the work in two phases; a phase that is not complete yet is
+polled again by a delayed task, never by sleeping.
+"""
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import F
+from django_fsm import TransitionNotAllowed
+
+from convergence.engines import engine_id
+from heatweb.exceptions import HeatError
+from stacks.models import Resource
+from stacks.models import states as st
+from stacks.resources.base import PluginContext
+from stacks.services.events import resource_event
+
+log = logging.getLogger(__name__)
+
+CONVERGE_ACTIONS = ("CREATE", "UPDATE", "ROLLBACK")
+WALK_SKIP_WHEN_DONE = ("SUSPEND", "RESUME", "LOCK", "UNLOCK")
+
+
+@dataclass
+class Outcome:
+    kind: str  # done | waiting | failed | locked
+    data: dict | None = None
+    reason: str = ""
+
+
+DONE_EMPTY = Outcome("done")
+
+
+@dataclass
+class NodeContext:
+    """What every node of one task shares: the stack, its definition, events."""
+
+    stack: object
+    traversal_id: str
+    definition: object
+    events: object
+    plugin_context: PluginContext
+    node: list | None = None  # the [entity_id, is_update] being run
+
+    @property
+    def action(self):
+        return self.stack.action
+
+
+class InputLookup:
+    """Resolves get_resource/get_attr from the data predecessors passed on."""
+
+    def __init__(self, input_data):
+        self.by_name = {d["name"]: d for d in input_data.values() if d}
+
+    @property
+    def requires(self):
+        return sorted(d["id"] for d in self.by_name.values())
+
+    def get_reference_id(self, name):
+        entry = self.by_name.get(name)
+        return entry["ref"] if entry else None
+
+    def get_attribute(self, name, attr, *path):
+        entry = self.by_name.get(name)
+        if not entry:
+            return None
+        value = entry["attrs"].get(attr)
+        for step in path:
+            try:
+                value = value[step if not isinstance(value, list) else int(step)]
+            except (KeyError, IndexError, TypeError, ValueError):
+                return None
+        return value
+
+
+def node_data(res, plugin):
+    return {"id": res.pk, "name": res.name, "ref": plugin.get_reference_id(),
+            "attrs": res.attributes_data}
+
+
+# Plugins -----------------------------------------------------------------------
+
+def plugin_class(ctx, res):
+    from stacks.services.definitions import plugin_class_for_type
+
+    definition = ctx.definition
+    if definition and res.name in definition.resources \
+            and definition.resources[res.name].type == res.type:
+        return definition.plugins[res.name]
+    raw = ctx.stack.raw_template
+    return plugin_class_for_type(res.type, raw.environment, raw.files)
+
+
+def plugin_for(ctx, res, properties=None, cls=None):
+    cls = cls or plugin_class(ctx, res)
+    return cls(name=res.name, properties=res.properties_data if properties is None else properties,
+               context=ctx.plugin_context, physical_id=res.physical_resource_id or None,
+               data=dict(res.plugin_data or {}))
+
+
+# Running one action --------------------------------------------------------------
+
+def _lock_and_begin(res, action):
+    """Take the resource lock and move to ACTION_IN_PROGRESS in one UPDATE."""
+    getattr(res, f"begin_{action.lower()}")()
+    me = engine_id()
+    updated = Resource.objects.filter(
+        pk=res.pk, engine_id__isnull=True, atomic_key=res.atomic_key,
+    ).update(engine_id=me, atomic_key=res.atomic_key + 1, state=res.state,
+             status_reason="state changed")
+    if updated:
+        res.engine_id, res.atomic_key = me, res.atomic_key + 1
+    return bool(updated)
+
+
+def _save_and_unlock(res, **extra):
+    fields = dict(state=res.state, status_reason=res.status_reason, engine_id=None,
+                  atomic_key=F("atomic_key") + 1, action_cookie=None,
+                  physical_resource_id=res.physical_resource_id, plugin_data=res.plugin_data,
+                  properties_data=res.properties_data, attributes_data=res.attributes_data,
+                  requires=res.requires, template_id=res.template_id, **extra)
+    Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(**fields)
+    res.engine_id = None
+
+
+def action_start(ctx, res, action, plugin, *, props=None, pending=None, args=()):
+    try:
+        if not _lock_and_begin(res, action):
+            return Outcome("locked")
+    except TransitionNotAllowed:
+        return Outcome("failed", reason=(
+            f"Resource {action} failed: Error: resources.{res.name}: "
+            f"State {res.state} invalid for {action.lower()}"))
+    ctx.events.add(resource_event(res, "state changed"))
+    try:
+        cookie = getattr(plugin, f"handle_{action.lower()}")(*args)
+    except Exception as error:  # noqa: BLE001 - any plugin error fails the resource
+        return action_fail(ctx, res, action, error)
+    return action_check(ctx, res, action, plugin, cookie=cookie, props=props,
+                        pending=pending or {})
+
+
+def action_check(ctx, res, action, plugin, *, cookie, props, pending, entity=None):
+    try:
+        done = getattr(plugin, f"check_{action.lower()}_complete")(cookie)
+    except Exception as error:  # noqa: BLE001
+        return action_fail(ctx, res, action, error)
+    if not done:
+        _wait(ctx, res, action, plugin, cookie=cookie, props=props, pending=pending,
+              entity=entity)
+        return Outcome("waiting")
+    return action_finish(ctx, res, plugin, props=props, pending=pending)
+
+
+def _wait(ctx, res, action, plugin, *, cookie, props, pending, entity):
+    from convergence import tasks
+
+    res.action_cookie = {"action": action, "cookie": cookie, "props": props,
+                         "pending": pending, "entity": entity or ctx.node}
+    Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(
+        action_cookie=res.action_cookie, physical_resource_id=plugin.physical_id or "",
+        plugin_data=plugin.data)
+    tasks.poll_node.apply_async(
+        (str(ctx.stack.pk), ctx.traversal_id, res.pk),
+        countdown=settings.HEATWEB["POLL_INTERVAL"])
+
+
+def action_finish(ctx, res, plugin, *, props, pending):
+    action = res.action
+    res.mark_complete()
+    res.status_reason = "state changed"
+    res.physical_resource_id = plugin.physical_id or ""
+    res.plugin_data = plugin.data
+    if props is not None:
+        res.properties_data = props
+        plugin.properties = props
+    if "requires" in pending:
+        res.requires = pending["requires"]
+    if "template_id" in pending:
+        res.template_id = pending["template_id"]
+    if action != "DELETE":
+        res.attributes_data = _attributes(plugin)
+    _save_and_unlock(res)
+    ctx.events.add(resource_event(res, "state changed"))
+    return Outcome("done", data=None if action == "DELETE" else node_data(res, plugin))
+
+
+def _attributes(plugin):
+    try:
+        return plugin.attributes()
+    except Exception:  # noqa: BLE001 - attributes are best effort, as in Heat
+        log.exception("attributes of %s", plugin.name)
+        return {}
+
+
+def action_fail(ctx, res, action, error):
+    res.mark_failed()
+    detail = error.message if isinstance(error, HeatError) else str(error)
+    res.status_reason = f"{type(error).__name__}: resources.{res.name}: {detail}"
+    _save_and_unlock(res)
+    ctx.events.add(resource_event(res, res.status_reason))
+    return Outcome("failed", reason=f"Resource {action} failed: {res.status_reason}")
+
+
+def action_abort(ctx, res):
+    """The stack stopped (timeout, cancel) while this resource was waiting."""
+    action = res.action
+    res.mark_failed()
+    res.status_reason = f"{action} aborted: stack is {ctx.stack.state}"
+    _save_and_unlock(res)
+    ctx.events.add(resource_event(res, res.status_reason))

@@ -1,0 +1,174 @@
+"""Traversals: starting one, propagating through it, finishing the stack.
+
+A traversal is started inside the request's transaction (the stack row is
+moved by compare-and-swap on its state and current traversal); its leaves
+are enqueued only after that transaction commits.
+"""
+import logging
+import uuid
+from collections import defaultdict
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from convergence.models import SyncPoint, Traversal
+from convergence.sync_points import node_key, sync_point_merge, sync_points_create
+from heatweb.exceptions import ConcurrentTransaction
+from stacks.models import Resource, Stack
+from stacks.models import states as st
+from stacks.services.events import stack_event
+
+log = logging.getLogger(__name__)
+
+
+def new_traversal_id():
+    return str(uuid.uuid4())
+
+
+def stack_save_cas(stack, *, expected_state, expected_traversal, **fields):
+    """Write the stack only if nobody moved it since we read it (else 409)."""
+    fields.setdefault("state", stack.state)
+    updated = Stack.objects.filter(
+        pk=stack.pk, state=expected_state, current_traversal=expected_traversal,
+    ).update(**fields)
+    if not updated:
+        raise ConcurrentTransaction(stack_name=stack.name)
+    for name, value in fields.items():
+        setattr(stack, name, value)
+
+
+def traversal_begin(stack, *, traversal_id, graph, reason):
+    """Store the traversal's sync points and event; enqueue its leaves on commit."""
+    Traversal.objects.create(id=traversal_id, stack=stack, action=stack.action,
+                             node_count=len(graph.nodes))
+    SyncPoint.objects.filter(stack=stack).exclude(traversal_id=traversal_id).delete()
+    sync_points_create(stack, traversal_id, graph)
+    stack_event(stack, reason).save()
+    leaves = [[n[0], n[1], {}] for n in graph.leaves()]
+    stack_id = str(stack.pk)
+
+    def enqueue():
+        from convergence import tasks
+
+        if leaves:
+            nodes_enqueue(stack_id, traversal_id, leaves)
+        else:
+            tasks.traversal_finish.delay(stack_id, traversal_id)
+        if stack.timeout_mins:
+            tasks.stack_timeout.apply_async((stack_id, traversal_id),
+                                            countdown=stack.timeout_mins * 60)
+
+    transaction.on_commit(enqueue)
+
+
+def nodes_enqueue(stack_id, traversal_id, nodes):
+    from convergence import tasks
+
+    size = settings.HEATWEB["BATCH_SIZE"]
+    for start in range(0, len(nodes), size):
+        tasks.converge_nodes.delay(stack_id, traversal_id, nodes[start:start + size])
+
+
+def propagate(stack, traversal_id, finished):
+    """Pass each finished node's data to its successors; enqueue the ready ones.
+
+    ``finished``: list of (node key, data, successors). A successor with one
+    predecessor is ready at once; others merge into their sync point.
+    """
+    ready, merges = [], defaultdict(dict)
+    for key, data, successors in finished:
+        for entity, is_update, npreds in successors:
+            if entity is None:
+                merges[(str(stack.pk), True)][key] = None
+            elif npreds == 1:
+                ready.append([entity, is_update, {key: data}])
+            else:
+                merges[(entity, is_update)][key] = data
+    stack_done = False
+    for (entity, is_update), additions in merges.items():
+        became_ready, merged = sync_point_merge(
+            traversal_id=traversal_id, entity_id=entity, is_update=is_update,
+            additions=additions)
+        if not became_ready:
+            continue
+        if entity == str(stack.pk):
+            stack_done = True
+        else:
+            ready.append([entity, is_update, merged])
+    if ready:
+        nodes_enqueue(str(stack.pk), traversal_id, ready)
+    if stack_done:
+        traversal_complete(stack.pk, traversal_id)
+
+
+def traversal_complete(stack_id, traversal_id):
+    """Every node is done: the stack's action completed."""
+    with transaction.atomic():
+        stack = Stack.objects.select_for_update().filter(pk=stack_id).first()
+        if stack is None or stack.current_traversal != traversal_id or \
+                stack.status != st.IN_PROGRESS:
+            return
+        action = stack.action
+        stack.mark_complete()
+        now = timezone.now()
+        fields = {"state": stack.state, "updated_at": now,
+                  "status_reason": f"Stack {action} completed successfully"}
+        if action == "DELETE":
+            fields["deleted_at"] = now
+        Stack.objects.filter(pk=stack.pk).update(**fields)
+        stack.status_reason = fields["status_reason"]
+        stack_event(stack, stack.status_reason).save()
+        _purge(stack, traversal_id, outcome="COMPLETE")
+    log.info("stack %s %s complete", stack.name, action)
+
+
+def traversal_fail(stack_id, traversal_id, reason, *, allow_rollback=True):
+    """Fail the stack's current action (a resource failed, timed out, cancelled)."""
+    with transaction.atomic():
+        stack = Stack.objects.select_for_update().filter(pk=stack_id).first()
+        if stack is None or stack.current_traversal != traversal_id or \
+                stack.status != st.IN_PROGRESS:
+            return
+        action = stack.action
+        stack.mark_failed()
+        Stack.objects.filter(pk=stack.pk).update(state=stack.state, status_reason=reason,
+                                                 updated_at=timezone.now())
+        stack.status_reason = reason
+        stack_event(stack, reason).save()
+        _purge(stack, traversal_id, outcome="FAILED", purge_sync_points=False)
+        if allow_rollback and action in ("CREATE", "UPDATE") and not stack.disable_rollback:
+            from stacks.services.lifecycle import stack_rollback
+
+            stack_rollback(stack)
+    log.info("stack %s %s failed: %s", stack.name, action, reason)
+
+
+def _purge(stack, traversal_id, *, outcome, purge_sync_points=True):
+    Traversal.objects.filter(pk=traversal_id).update(finished_at=timezone.now(), outcome=outcome)
+    if purge_sync_points:
+        SyncPoint.objects.filter(traversal_id=traversal_id).delete()
+    Resource.objects.filter(stack=stack, state="DELETE_COMPLETE").delete()
+
+
+def input_key(entity_id, is_update):
+    return node_key(entity_id, is_update)
+
+
+def retrigger(stack_id, entity_id):
+    """A node of an older traversal finished: rerun it in the current one if ready.
+
+    Heat's convergence: the newer traversal found this resource locked and
+    skipped it; now that the lock is free, its node there runs with the
+    data its predecessors left in its sync point.
+    """
+    stack = Stack.objects.filter(pk=stack_id).only("current_traversal", "state").first()
+    if stack is None or stack.status != st.IN_PROGRESS:
+        return
+    rows = SyncPoint.objects.filter(traversal_id=stack.current_traversal,
+                                    entity_id=str(entity_id)).order_by("-is_update")
+    for row in rows:
+        if set(row.predecessors) <= set(row.input_data):
+            nodes_enqueue(str(stack_id), stack.current_traversal,
+                          [[int(entity_id), row.is_update, row.input_data]])
+            return

@@ -1,0 +1,56 @@
+"""Base view for tenant-scoped API paths ``/v1/{tenant_id}/...``."""
+import re
+
+from rest_framework.permissions import SAFE_METHODS
+from rest_framework.views import APIView
+
+from heatweb.exceptions import BadRequest
+from heatweb.models import Project, Role
+from heatweb.tokens import project_role, require_role
+
+_TRUE = ("true", "1", "yes", "on")
+
+
+class TenantAPIView(APIView):
+    """Authenticates the token, then checks the path's tenant and the role.
+
+    Readers may only look; members may act; cloud admins act everywhere.
+    Another project's tenant id is a 403 that says nothing about it.
+    """
+
+    read_role = Role.READER
+    write_role = Role.MEMBER
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        tenant_id = kwargs.get("tenant_id", "")
+        self.role = project_role(request.user, tenant_id)
+        needed = self.read_role if request.method in SAFE_METHODS else self.write_role
+        require_role(self.role, needed)
+        self.project = Project.objects.get(pk=tenant_id)
+
+    def body(self):
+        data = self.request.data
+        if not isinstance(data, dict):
+            raise BadRequest("The request body must be a JSON object.")
+        return data
+
+
+def param_bool(value, default=False):
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    return str(value).lower() in _TRUE
+
+
+def param_int(value, name, *, default=None):
+    if value in (None, ""):
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise BadRequest(f"Invalid value {value!r} for {name}: must be an integer.") from None
+
+
+STACK_NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")

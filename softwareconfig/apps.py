@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class SoftwareconfigConfig(AppConfig):
+    name = "softwareconfig"
+    verbose_name = "Software configuration"

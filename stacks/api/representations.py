@@ -1,0 +1,131 @@
+"""Heat's JSON shapes for stacks, resources and events."""
+from heatweb.exceptions import HeatError
+
+
+def heat_time(value):
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
+
+
+class Links:
+    """Absolute links in Heat's form, from the request's base URL."""
+
+    def __init__(self, request, project_id):
+        self.base = request.build_absolute_uri(f"/v1/{project_id}")
+
+    def stack(self, stack):
+        return f"{self.base}/stacks/{stack.name}/{stack.pk}"
+
+    def resource(self, res):
+        return f"{self.stack(res.stack)}/resources/{res.name}"
+
+    def event(self, event, stack):
+        return f"{self.stack(stack)}/resources/{event.resource_name}/events/{event.uuid}"
+
+
+def lock_info(stack):
+    locked = stack.state in ("LOCK_IN_PROGRESS", "LOCK_COMPLETE", "LOCK_FAILED",
+                             "UNLOCK_IN_PROGRESS", "UNLOCK_FAILED")
+    return {"locked": locked, "lock_level": stack.lock_level or None,
+            "lock_reason": stack.lock_reason or None,
+            "locked_by": stack.locked_by.username if stack.locked_by_id else None,
+            "locked_at": heat_time(stack.locked_at)}
+
+
+def stack_summary(stack, links):
+    template = stack.raw_template.template or {}
+    body = {
+        "id": str(stack.pk), "stack_name": stack.name,
+        "links": [{"href": links.stack(stack), "rel": "self"}],
+        "description": template.get("description", ""),
+        "stack_status": stack.state, "stack_status_reason": stack.status_reason,
+        "creation_time": heat_time(stack.created_at), "updated_time": heat_time(stack.updated_at),
+        "deletion_time": heat_time(stack.deleted_at),
+        "stack_owner": stack.user.username if stack.user_id else None,
+        "parent": str(stack.parent_id) if stack.parent_id else None,
+        "stack_user_project_id": stack.project_id, "project": stack.project_id,
+        "tags": stack.tags or None,
+    }
+    body.update(lock_info(stack))
+    return body
+
+
+def stack_detail(stack, links, *, outputs):
+    body = stack_summary(stack, links)
+    template = stack.raw_template.template or {}
+    body.update({
+        "template_description": template.get("description", ""),
+        "disable_rollback": stack.disable_rollback, "timeout_mins": stack.timeout_mins,
+        "capabilities": [], "notification_topics": [],
+        "parameters": stack_parameters(stack),
+        "outputs": outputs,
+    })
+    return body
+
+
+def stack_parameters(stack):
+    """Parameter values as Heat shows them: strings, hidden ones masked."""
+    from stacks.services.definitions import definition_cache
+
+    try:
+        definition = definition_cache.get(stack.raw_template, stack)
+    except HeatError:
+        return {}
+    params = {"OS::stack_name": stack.name, "OS::stack_id": str(stack.pk),
+              "OS::project_id": stack.project_id}
+    for name, schema in definition.template.param_schemas.items():
+        value = definition.params[name]
+        if schema.hidden:
+            params[name] = "******"
+        elif isinstance(value, (dict, list)) and schema.type == "json":
+            import json
+            params[name] = json.dumps(value)
+        elif isinstance(value, list):
+            params[name] = ",".join(str(v) for v in value)
+        elif isinstance(value, bool):
+            params[name] = str(value)
+        else:
+            params[name] = "" if value is None else str(value)
+    return params
+
+
+def resource_body(res, links, *, required_by=(), with_attributes=False):
+    body = {
+        "resource_name": res.name, "logical_resource_id": res.name,
+        "physical_resource_id": res.physical_resource_id or "",
+        "resource_type": res.type, "resource_status": res.state,
+        "resource_status_reason": res.status_reason,
+        "creation_time": heat_time(res.created_at), "updated_time": heat_time(res.updated_at),
+        "required_by": list(required_by), "stack_name": res.stack.name,
+        "stack_identity": {"stack_name": res.stack.name, "stack_id": str(res.stack_id),
+                           "tenant": res.stack.project_id, "path": ""},
+        "links": [{"href": links.resource(res), "rel": "self"},
+                  {"href": links.stack(res.stack), "rel": "stack"}],
+    }
+    if res.type == "OS::Heat::Stack" or res.plugin_data.get("nested_stack_id"):
+        nested = res.plugin_data.get("nested_stack_id") or res.physical_resource_id
+        if nested:
+            body["links"].append({"href": f"{links.base}/stacks/{nested}", "rel": "nested"})
+    if with_attributes:
+        body["attributes"] = res.attributes_data
+        body["description"] = ""
+        body["metadata"] = res.rsrc_metadata
+    return body
+
+
+def event_body(event, stack, links, *, detail=False):
+    body = {
+        "id": str(event.uuid), "event_time": heat_time(event.created_at),
+        "resource_name": event.resource_name, "logical_resource_id": event.resource_name,
+        "physical_resource_id": event.physical_resource_id,
+        "resource_status": f"{event.resource_action}_{event.resource_status}",
+        "resource_action": event.resource_action,
+        "resource_status_reason": event.resource_status_reason,
+        "links": [{"href": links.event(event, stack), "rel": "self"},
+                  {"href": f"{links.stack(stack)}/resources/{event.resource_name}",
+                   "rel": "resource"},
+                  {"href": links.stack(stack), "rel": "stack"}],
+    }
+    if detail:
+        body["resource_type"] = event.resource_type
+        body["resource_properties"] = {}
+    return body

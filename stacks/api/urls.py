@@ -1,0 +1,38 @@
+from django.urls import path, re_path
+
+from stacks.api import meta_views as meta
+from stacks.api import views as v
+
+S = "stacks/<str:stack_name>/<str:stack_id>"
+
+urlpatterns = [
+    path("stacks", v.StackListApi.as_view()),
+    path("stacks/preview", v.StackPreviewApi.as_view()),
+    re_path(r"^stacks/(?P<stack_name>[^/]+)/(?P<path>(resources|events|template|environment|"
+            r"files|outputs|actions)(/.*)?)$", v.StackLookupApi.as_view()),
+    path("stacks/<str:stack_name>", v.StackLookupApi.as_view()),
+    path(S, v.StackDetailApi.as_view()),
+    path(f"{S}/preview", v.StackUpdatePreviewApi.as_view()),
+    path(f"{S}/actions", v.StackActionApi.as_view()),
+    path(f"{S}/template", v.StackTemplateApi.as_view()),
+    path(f"{S}/environment", v.StackEnvironmentApi.as_view()),
+    path(f"{S}/files", v.StackFilesApi.as_view()),
+    path(f"{S}/outputs", v.StackOutputListApi.as_view()),
+    path(f"{S}/outputs/<str:output_key>", v.StackOutputApi.as_view()),
+    path(f"{S}/resources", v.ResourceListApi.as_view()),
+    path(f"{S}/resources/<str:resource_name>", v.ResourceDetailApi.as_view()),
+    path(f"{S}/resources/<str:resource_name>/metadata", v.ResourceMetadataApi.as_view()),
+    path(f"{S}/resources/<str:resource_name>/signal", v.ResourceSignalApi.as_view()),
+    path(f"{S}/resources/<str:resource_name>/events", v.EventListApi.as_view()),
+    path(f"{S}/resources/<str:resource_name>/events/<str:event_id>",
+         v.EventDetailApi.as_view()),
+    path(f"{S}/events", v.EventListApi.as_view()),
+    path("validate", meta.ValidateApi.as_view()),
+    path("template_versions", meta.TemplateVersionListApi.as_view()),
+    path("template_versions/<str:template_version>/functions",
+         meta.TemplateFunctionListApi.as_view()),
+    path("resource_types", meta.ResourceTypeListApi.as_view()),
+    path("resource_types/<str:type_name>", meta.ResourceTypeApi.as_view()),
+    path("resource_types/<str:type_name>/template", meta.ResourceTypeTemplateApi.as_view()),
+    path("build_info", meta.BuildInfoApi.as_view()),
+]

@@ -1,0 +1,272 @@
+"""Stack endpoints of the Orchestration API v1: parse, call a service, serialize."""
+from django.http import HttpResponseRedirect
+from rest_framework import status
+from rest_framework.response import Response
+
+from heatweb.api import STACK_NAME_RE, TenantAPIView, param_bool, param_int
+from heatweb.exceptions import BadRequest, EntityNotFound, InvalidActionRequest, \
+    StackValidationFailed
+from stacks import selectors
+from stacks.api.representations import Links, event_body, resource_body, stack_detail, \
+    stack_summary
+from stacks.services import lifecycle
+from stacks.services.preview import stack_preview
+from stacks.services.signals import resource_signal
+
+STACK_ACTIONS = {
+    "suspend": lifecycle.stack_suspend,
+    "resume": lifecycle.stack_resume,
+    "check": lifecycle.stack_check,
+    "cancel_update": lifecycle.stack_cancel_update,
+    "cancel_without_rollback": lifecycle.stack_cancel_without_rollback,
+}
+
+
+def _tags(value):
+    if value in (None, ""):
+        return None
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [t.strip() for t in str(value).split(",") if t.strip()]
+
+
+def stack_input(body, *, require_name=True):
+    """The create/update/preview arguments from a Heat request body."""
+    name = body.get("stack_name")
+    if require_name:
+        if not name:
+            raise BadRequest("No stack name specified.")
+        if not isinstance(name, str) or not STACK_NAME_RE.match(name):
+            raise StackValidationFailed(
+                f'Invalid stack name {name} must contain only alphanumeric or "_-." '
+                f"characters, must start with alpha and must be 255 characters or less.")
+    if body.get("template_url") and not body.get("template"):
+        raise BadRequest("template_url is not supported here: send the template itself.")
+    files = body.get("files") or {}
+    if not isinstance(files, dict):
+        raise BadRequest("files must be a mapping of file name to content.")
+    params = body.get("parameters") or {}
+    if not isinstance(params, dict):
+        raise BadRequest("parameters must be a mapping.")
+    return dict(template=body.get("template"), environment=body.get("environment"),
+                parameters=params, files=files,
+                timeout_mins=param_int(body.get("timeout_mins"), "timeout_mins"),
+                tags=_tags(body.get("tags")))
+
+
+class StackApiBase(TenantAPIView):
+    def links(self):
+        return Links(self.request, self.project.pk)
+
+    def stack(self, stack_name, stack_id=None):
+        return selectors.stack_get(self.project, stack_name, stack_id,
+                                   show_deleted=stack_id is not None)
+
+
+class StackListApi(StackApiBase):
+    def get(self, request, tenant_id):
+        stacks = selectors.stack_list(self.project, params=request.query_params)
+        links = self.links()
+        return Response({"stacks": [stack_summary(s, links) for s in stacks]})
+
+    def post(self, request, tenant_id):
+        body = self.body()
+        args = stack_input(body)
+        stack = lifecycle.stack_create(
+            project=self.project, user=request.user, name=body["stack_name"],
+            disable_rollback=param_bool(body.get("disable_rollback"), True), **args)
+        return Response({"stack": {"id": str(stack.pk), "links": [
+            {"href": self.links().stack(stack), "rel": "self"}]}},
+            status=status.HTTP_201_CREATED)
+
+
+class StackPreviewApi(StackApiBase):
+    def post(self, request, tenant_id):
+        body = self.body()
+        preview = stack_preview(project=self.project, name=body.get("stack_name"),
+                                **stack_input(body))
+        return Response({"stack": preview})
+
+
+class StackLookupApi(StackApiBase):
+    """``/stacks/{name or id}[/sub]``: 302 to the canonical ``/stacks/{name}/{id}``."""
+
+    read_role = "reader"
+    write_role = "reader"
+
+    def dispatch_lookup(self, request, tenant_id, stack_name, path=""):
+        stack = self.stack(stack_name)
+        location = self.links().stack(stack) + (f"/{path}" if path else "")
+        if request.META.get("QUERY_STRING"):
+            location += "?" + request.META["QUERY_STRING"]
+        return HttpResponseRedirect(location)
+
+    get = put = patch = delete = post = dispatch_lookup
+
+
+class StackDetailApi(StackApiBase):
+    def get(self, request, tenant_id, stack_name, stack_id):
+        stack = self.stack(stack_name, stack_id)
+        outputs = selectors.stack_outputs(stack) if stack.deleted_at is None else []
+        return Response({"stack": stack_detail(stack, self.links(), outputs=outputs)})
+
+    def put(self, request, tenant_id, stack_name, stack_id):
+        return self._update(stack_name, stack_id, patch=False)
+
+    def patch(self, request, tenant_id, stack_name, stack_id):
+        return self._update(stack_name, stack_id, patch=True)
+
+    def _update(self, stack_name, stack_id, *, patch):
+        body = self.body()
+        stack = self.stack(stack_name, stack_id)
+        args = stack_input(body, require_name=False)
+        if not patch and not args["template"]:
+            raise BadRequest("No template specified.")
+        lifecycle.stack_update(
+            stack, patch=patch, clear_parameters=body.get("clear_parameters") or (),
+            disable_rollback=param_bool(body["disable_rollback"]) if "disable_rollback" in body
+            else None, **args)
+        return Response(status=status.HTTP_202_ACCEPTED)
+
+    def delete(self, request, tenant_id, stack_name, stack_id):
+        lifecycle.stack_delete(self.stack(stack_name, stack_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class StackUpdatePreviewApi(StackApiBase):
+    def put(self, request, tenant_id, stack_name, stack_id):
+        return self._preview(stack_name, stack_id, patch=False)
+
+    def patch(self, request, tenant_id, stack_name, stack_id):
+        return self._preview(stack_name, stack_id, patch=True)
+
+    def _preview(self, stack_name, stack_id, *, patch):
+        from stacks.services.preview import stack_update_preview
+
+        body = self.body()
+        stack = self.stack(stack_name, stack_id)
+        args = stack_input(body, require_name=False)
+        result = stack_update_preview(stack, patch=patch,
+                                      clear_parameters=body.get("clear_parameters") or (),
+                                      **{k: args[k] for k in ("template", "environment",
+                                                              "parameters", "files")})
+        return Response({"resource_changes": result})
+
+
+class StackActionApi(StackApiBase):
+    def post(self, request, tenant_id, stack_name, stack_id):
+        body = self.body()
+        if not body:
+            raise InvalidActionRequest("No action specified")
+        if len(body) > 1:
+            raise InvalidActionRequest("Multiple actions specified")
+        (action, arg), = body.items()
+        handler = STACK_ACTIONS.get(action)
+        if handler is None:
+            raise InvalidActionRequest(f"Invalid action {action} specified")
+        handler(self.stack(stack_name, stack_id))
+        return Response(status=status.HTTP_200_OK)
+
+
+class StackTemplateApi(StackApiBase):
+    def get(self, request, tenant_id, stack_name, stack_id):
+        return Response(self.stack(stack_name, stack_id).raw_template.template)
+
+
+class StackEnvironmentApi(StackApiBase):
+    def get(self, request, tenant_id, stack_name, stack_id):
+        env = dict(self.stack(stack_name, stack_id).raw_template.environment or {})
+        for key in ("parameters", "parameter_defaults", "resource_registry",
+                    "encrypted_param_names", "event_sinks"):
+            env.setdefault(key, [] if key in ("encrypted_param_names", "event_sinks") else {})
+        return Response(env)
+
+
+class StackFilesApi(StackApiBase):
+    def get(self, request, tenant_id, stack_name, stack_id):
+        return Response(self.stack(stack_name, stack_id).raw_template.files or {})
+
+
+class StackOutputListApi(StackApiBase):
+    def get(self, request, tenant_id, stack_name, stack_id):
+        outputs = selectors.stack_outputs(self.stack(stack_name, stack_id))
+        return Response({"outputs": [{"output_key": o["output_key"],
+                                      "description": o.get("description", "")}
+                                     for o in outputs]})
+
+
+class StackOutputApi(StackApiBase):
+    def get(self, request, tenant_id, stack_name, stack_id, output_key):
+        outputs = selectors.stack_outputs(self.stack(stack_name, stack_id))
+        for output in outputs:
+            if output["output_key"] == output_key:
+                return Response({"output": output})
+        raise EntityNotFound(entity="Output", name=output_key)
+
+
+class ResourceListApi(StackApiBase):
+    def get(self, request, tenant_id, stack_name, stack_id):
+        stack = self.stack(stack_name, stack_id)
+        depth = param_int(request.query_params.get("nested_depth"), "nested_depth", default=0)
+        rows = selectors.stack_resources(stack, nested_depth=depth)
+        required_by = _required_by(rows)
+        links = self.links()
+        detail = param_bool(request.query_params.get("with_detail"))
+        return Response({"resources": [
+            resource_body(r, links, required_by=required_by.get(r.pk, ()),
+                          with_attributes=detail) for r in rows]})
+
+
+def _required_by(rows):
+    names = {r.pk: r.name for r in rows}
+    result = {}
+    for r in rows:
+        for req in r.requires:
+            if req in names:
+                result.setdefault(req, []).append(r.name)
+    return result
+
+
+class ResourceDetailApi(StackApiBase):
+    def get(self, request, tenant_id, stack_name, stack_id, resource_name):
+        stack = self.stack(stack_name, stack_id)
+        res = selectors.stack_resource(stack, resource_name)
+        rows = selectors.stack_resources(stack)
+        return Response({"resource": resource_body(
+            res, self.links(), required_by=_required_by(rows).get(res.pk, ()),
+            with_attributes=True)})
+
+
+class ResourceMetadataApi(StackApiBase):
+    def get(self, request, tenant_id, stack_name, stack_id, resource_name):
+        res = selectors.stack_resource(self.stack(stack_name, stack_id), resource_name)
+        return Response({"metadata": res.rsrc_metadata})
+
+
+class ResourceSignalApi(StackApiBase):
+    def post(self, request, tenant_id, stack_name, stack_id, resource_name):
+        stack = self.stack(stack_name, stack_id)
+        resource_signal(stack, resource_name, request.data if request.data else None,
+                        user=request.user)
+        return Response(status=status.HTTP_200_OK)
+
+
+class EventListApi(StackApiBase):
+    def get(self, request, tenant_id, stack_name, stack_id, resource_name=None):
+        stack = self.stack(stack_name, stack_id)
+        if resource_name is not None and not stack.events.filter(
+                resource_name=resource_name).exists():
+            raise EntityNotFound(entity="Resource", name=resource_name)
+        events = selectors.stack_events(stack, params=request.query_params,
+                                        resource_name=resource_name)
+        links = self.links()
+        return Response({"events": [event_body(e, stack, links) for e in events]})
+
+
+class EventDetailApi(StackApiBase):
+    def get(self, request, tenant_id, stack_name, stack_id, resource_name, event_id):
+        stack = self.stack(stack_name, stack_id)
+        event = selectors.stack_event(stack, event_id)
+        if event.resource_name != resource_name:
+            raise EntityNotFound(entity="Event", name=event_id)
+        return Response({"event": event_body(event, stack, self.links(), detail=True)})

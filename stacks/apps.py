@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class StacksConfig(AppConfig):
+    name = "stacks"
+    verbose_name = "Stacks"
+
+    def ready(self):
+        # Register every built-in resource plugin, including the nested-stack ones.
+        import stacks.resources  # noqa: F401
+        import stacks.resources.stack  # noqa: F401

@@ -1,0 +1,141 @@
+"""Benchmark: create, update and delete stacks of N OS::Heat::None resources.
+
+Runs on whichever run mode the environment selects (SQLite + filesystem
+broker, or PostgreSQL + Redis). By default the engine runs in this process
+as a real Celery worker thread consuming from the real broker, so every SQL
+statement of the API-side service and of the worker is counted.
+"""
+import resource as rusage
+import threading
+import time
+import uuid
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.db import connection
+from django.db.backends.signals import connection_created
+
+from heatweb.models import Project
+from stacks.models import Stack
+from stacks.services import lifecycle
+
+
+class QueryCounter:
+    """Counts SQL statements on every database connection of this process."""
+
+    def __init__(self):
+        self.count = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, execute, sql, params, many, context):
+        with self.lock:
+            self.count += 1
+        return execute(sql, params, many, context)
+
+    def install(self):
+        connection_created.connect(self._wrap, weak=False)
+        if connection.connection is not None:
+            self._wrap(connection=connection)
+
+    def _wrap(self, sender=None, connection=None, **kwargs):
+        if self not in connection.execute_wrappers:
+            connection.execute_wrappers.append(self)
+
+
+def template(n, *, chain, marker="a"):
+    resources = {}
+    for i in range(n):
+        props = {"marker": marker}
+        res = {"type": "OS::Heat::None", "properties": props}
+        if chain and i:
+            res["depends_on"] = f"r{i - 1}"
+        resources[f"r{i}"] = res
+    return {"heat_template_version": "2018-08-31", "resources": resources}
+
+
+class Command(BaseCommand):
+    help = "Create/update/delete stacks of N OS::Heat::None resources and print a table."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--sizes", default="10,100,1000")
+        parser.add_argument("--shapes", default="independent,chain")
+        parser.add_argument("--external-workers", action="store_true",
+                            help="don't start an in-process worker; use running workers "
+                                 "(then only API-side SQL is counted)")
+        parser.add_argument("--timeout", type=float, default=900)
+
+    def handle(self, *args, **opts):
+        counter = QueryCounter()
+        counter.install()
+        project, _ = Project.objects.get_or_create(name="bench")
+        rows = []
+        worker = None
+        if not opts["external_workers"]:
+            from celery.contrib.testing.worker import start_worker
+
+            from heatweb.celery import app
+
+            worker = start_worker(app, pool="solo", concurrency=1, perform_ping_check=False,
+                                  shutdown_timeout=30, queues=["heatweb"])
+            worker.__enter__()
+        try:
+            for shape in opts["shapes"].split(","):
+                for n in [int(s) for s in opts["sizes"].split(",")]:
+                    rows.extend(self.run_one(project, n, shape, counter, opts["timeout"]))
+        finally:
+            if worker is not None:
+                worker.__exit__(None, None, None)
+        self.print_table(rows)
+
+    def run_one(self, project, n, shape, counter, timeout):
+        chain = shape == "chain"
+        name = f"bench-{shape}-{n}-{uuid.uuid4().hex[:6]}"
+        results = []
+        phases = [
+            ("create", lambda: lifecycle.stack_create(
+                project=project, user=None, name=name, template=template(n, chain=chain)),
+             "CREATE_COMPLETE"),
+            ("update", lambda: lifecycle.stack_update(
+                Stack.objects.get(project=project, name=name, deleted_at__isnull=True),
+                template=template(n, chain=chain, marker="b")), "UPDATE_COMPLETE"),
+            ("delete", lambda: lifecycle.stack_delete(
+                Stack.objects.get(project=project, name=name, deleted_at__isnull=True)),
+             "DELETE_COMPLETE"),
+        ]
+        stack_id = None
+        for phase, start, target in phases:
+            before = counter.count
+            began = time.perf_counter()
+            stack = start()
+            stack_id = stack.pk
+            state = self.wait(stack_id, target, timeout)
+            elapsed = time.perf_counter() - began
+            queries = counter.count - before
+            peak_mb = rusage.getrusage(rusage.RUSAGE_SELF).ru_maxrss / 1024
+            results.append({"shape": shape, "n": n, "phase": phase, "state": state,
+                            "seconds": elapsed, "per_sec": n / elapsed if elapsed else 0,
+                            "queries": queries, "q_per_res": queries / n, "peak_mb": peak_mb})
+        return results
+
+    def wait(self, stack_id, target, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            state = Stack.objects.filter(pk=stack_id).values_list("state", flat=True).first()
+            if state == target or (state or "").endswith("FAILED"):
+                return state
+            time.sleep(0.05)
+        return "TIMEOUT"
+
+    def print_table(self, rows):
+        db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+        broker = settings.CELERY_BROKER_URL.split(":", 1)[0]
+        self.stdout.write(f"run mode: database={db} broker={broker}")
+        header = (f"{'shape':<12}{'N':>6} {'phase':<8}{'state':<17}{'seconds':>9}"
+                  f"{'res/s':>9}{'queries':>9}{'q/res':>7}{'peak MB':>9}")
+        self.stdout.write(header)
+        self.stdout.write("-" * len(header))
+        for r in rows:
+            self.stdout.write(
+                f"{r['shape']:<12}{r['n']:>6} {r['phase']:<8}{r['state']:<17}"
+                f"{r['seconds']:>9.2f}{r['per_sec']:>9.1f}{r['queries']:>9}"
+                f"{r['q_per_res']:>7.2f}{r['peak_mb']:>9.0f}")

@@ -1,0 +1,125 @@
+"""The Stack model and its state machine."""
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django_fsm import GET_STATE, FSMField, transition
+
+from stacks.models import states as st
+from stacks.models.template import RawTemplate
+
+
+def _same_action(status):
+    return GET_STATE(lambda stack: f"{stack.action}_{status}")
+
+
+class Stack(models.Model):
+    """A stack of resources in one project. ``state`` changes only by transitions."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey("heatweb.Project", on_delete=models.CASCADE, related_name="stacks")
+    name = models.CharField(max_length=255)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                             on_delete=models.SET_NULL, related_name="+")
+    raw_template = models.ForeignKey(RawTemplate, on_delete=models.PROTECT, related_name="+")
+    prev_raw_template = models.ForeignKey(RawTemplate, null=True, blank=True,
+                                          on_delete=models.SET_NULL, related_name="+")
+    parameters = models.JSONField(default=dict, blank=True)
+    state = FSMField(default=st.INIT_COMPLETE, choices=st.STATE_CHOICES, max_length=32,
+                     db_index=True)
+    status_reason = models.TextField(blank=True, default="")
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE,
+                               related_name="children")
+    parent_resource_name = models.CharField(max_length=255, blank=True, default="")
+    nested_depth = models.PositiveSmallIntegerField(default=0)
+    timeout_mins = models.PositiveIntegerField(null=True, blank=True)
+    disable_rollback = models.BooleanField(default=True)
+    tags = models.JSONField(default=list, blank=True)
+    current_traversal = models.CharField(max_length=36, blank=True, default="")
+    action_started_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(null=True, blank=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    # Lock (maintenance mode) details, shown by show/list and pages.
+    lock_level = models.CharField(max_length=8, blank=True, default="")
+    lock_reason = models.TextField(blank=True, default="")
+    locked_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                  on_delete=models.SET_NULL, related_name="+")
+    locked_by_admin = models.BooleanField(default=False)
+    locked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], condition=Q(deleted_at__isnull=True),
+                                    name="uniq_live_stack_name"),
+        ]
+        indexes = [models.Index(fields=["project", "created_at"])]
+
+    def __str__(self):
+        return f"{self.name} ({self.id})"
+
+    @property
+    def action(self):
+        return st.split(self.state)[0]
+
+    @property
+    def status(self):
+        return st.split(self.state)[1]
+
+    @property
+    def identifier(self):
+        return f"{self.name}/{self.id}"
+
+    def lock_message(self):
+        who = self.locked_by.username if self.locked_by_id else "unknown"
+        level = self.lock_level or "all"
+        reason = f' ("{self.lock_reason}")' if self.lock_reason else ""
+        return (f"Stack {self.name} is locked at level {level} by {who}{reason}; "
+                f"unlock it first.")
+
+    # Starting an action: sources from the state table ------------------------
+    @transition(field=state, source=st.STACK_SOURCES["CREATE"], target="CREATE_IN_PROGRESS")
+    def begin_create(self):
+        pass
+
+    @transition(field=state, source=st.STACK_SOURCES["UPDATE"], target="UPDATE_IN_PROGRESS")
+    def begin_update(self):
+        pass
+
+    @transition(field=state, source=st.STACK_SOURCES["DELETE"], target="DELETE_IN_PROGRESS")
+    def begin_delete(self):
+        pass
+
+    @transition(field=state, source=st.STACK_SOURCES["SUSPEND"], target="SUSPEND_IN_PROGRESS")
+    def begin_suspend(self):
+        pass
+
+    @transition(field=state, source=st.STACK_SOURCES["RESUME"], target="RESUME_IN_PROGRESS")
+    def begin_resume(self):
+        pass
+
+    @transition(field=state, source=st.STACK_SOURCES["CHECK"], target="CHECK_IN_PROGRESS")
+    def begin_check(self):
+        pass
+
+    @transition(field=state, source=st.STACK_SOURCES["ROLLBACK"], target="ROLLBACK_IN_PROGRESS")
+    def begin_rollback(self):
+        pass
+
+    @transition(field=state, source=st.STACK_SOURCES["LOCK"], target="LOCK_IN_PROGRESS")
+    def begin_lock(self):
+        pass
+
+    @transition(field=state, source=st.STACK_SOURCES["UNLOCK"], target="UNLOCK_IN_PROGRESS")
+    def begin_unlock(self):
+        pass
+
+    # Finishing the action in progress ---------------------------------------------
+    @transition(field=state, source=st.IN_PROGRESS_STATES, target=_same_action(st.COMPLETE))
+    def mark_complete(self):
+        pass
+
+    @transition(field=state, source=st.IN_PROGRESS_STATES, target=_same_action(st.FAILED))
+    def mark_failed(self):
+        pass

@@ -1,0 +1,91 @@
+"""The stack and resource state tables, in one place.
+
+A state is ``ACTION_STATUS`` (``CREATE_IN_PROGRESS``). The django-fsm
+transitions on ``Stack`` and ``Resource`` take their allowed sources from
+here, and ``refusal_for`` turns a refused transition into the Heat error a
+user sees, so every way in (API, pages, admin, nested stacks, signals) is
+refused the same way.
+"""
+from heatweb import exceptions as exc
+
+ACTIONS = ("INIT", "CREATE", "DELETE", "UPDATE", "ROLLBACK", "SUSPEND", "RESUME",
+           "ADOPT", "SNAPSHOT", "CHECK", "RESTORE", "LOCK", "UNLOCK")
+IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
+STATUSES = (IN_PROGRESS, COMPLETE, FAILED)
+ALL_STATES = tuple(f"{a}_{s}" for a in ACTIONS for s in STATUSES)
+STATE_CHOICES = [(s, s) for s in ALL_STATES]
+INIT_COMPLETE = "INIT_COMPLETE"
+
+
+def split(state):
+    action, _, status = state.partition("_")
+    return action, status
+
+
+def states(actions=ACTIONS, statuses=STATUSES, exclude=()):
+    return [f"{a}_{s}" for a in actions for s in statuses if f"{a}_{s}" not in exclude]
+
+
+IN_PROGRESS_STATES = states(statuses=(IN_PROGRESS,))
+FINAL_STATES = states(statuses=(COMPLETE, FAILED))
+LOCKED_STATES = ("LOCK_IN_PROGRESS", "LOCK_COMPLETE", "LOCK_FAILED",
+                 "UNLOCK_IN_PROGRESS", "UNLOCK_FAILED")
+
+# Stack: where each user-visible action may start from -------------------------
+_NOT_LOCKED_FINAL = [s for s in FINAL_STATES if s not in LOCKED_STATES]
+
+STACK_SOURCES = {
+    "CREATE": [INIT_COMPLETE],
+    "UPDATE": [s for s in _NOT_LOCKED_FINAL
+               if split(s)[0] not in ("INIT", "SUSPEND", "DELETE")],
+    "DELETE": [s for s in _NOT_LOCKED_FINAL if s != "DELETE_COMPLETE"]
+    + ["LOCK_FAILED", "UNLOCK_FAILED"],
+    "SUSPEND": [s for s in _NOT_LOCKED_FINAL
+                if split(s)[0] not in ("INIT", "DELETE")
+                and (split(s)[1] == COMPLETE or split(s)[0] == "SUSPEND")],
+    "RESUME": ["SUSPEND_COMPLETE", "RESUME_FAILED", "RESUME_COMPLETE"],
+    "CHECK": [s for s in _NOT_LOCKED_FINAL if split(s)[0] not in ("INIT", "DELETE")],
+    "ROLLBACK": ["CREATE_FAILED", "UPDATE_FAILED", "UPDATE_IN_PROGRESS", "CREATE_IN_PROGRESS"],
+    "LOCK": [s for s in FINAL_STATES if s not in ("INIT_COMPLETE", "DELETE_COMPLETE",
+                                                  "UNLOCK_FAILED")],
+    "UNLOCK": ["LOCK_COMPLETE", "LOCK_FAILED", "UNLOCK_FAILED"],
+}
+
+# Resource: where each resource action may start from ----------------------------
+RESOURCE_SOURCES = {
+    "CREATE": [INIT_COMPLETE, "CREATE_FAILED"],
+    "UPDATE": [s for s in FINAL_STATES if split(s)[0] not in ("INIT", "DELETE")],
+    "DELETE": [s for s in FINAL_STATES if s != "DELETE_COMPLETE"],
+    "SUSPEND": [s for s in FINAL_STATES if split(s)[0] not in ("INIT", "DELETE")
+                and (split(s)[1] == COMPLETE or split(s)[0] == "SUSPEND")],
+    "RESUME": ["SUSPEND_COMPLETE", "RESUME_FAILED", "RESUME_COMPLETE"],
+    "CHECK": [s for s in FINAL_STATES if split(s)[0] not in ("DELETE",)],
+    "LOCK": [s for s in FINAL_STATES if s != "DELETE_COMPLETE"],
+    "UNLOCK": [s for s in FINAL_STATES if s != "DELETE_COMPLETE"],
+    "ROLLBACK": [s for s in FINAL_STATES if s != "DELETE_COMPLETE"],
+}
+
+
+def refusal_for(stack, action):
+    """The Heat error for a stack whose state refuses ``action``."""
+    state = stack.state
+    current, status = split(state)
+    name = stack.name
+    if current == "LOCK" or state in ("UNLOCK_IN_PROGRESS", "UNLOCK_FAILED"):
+        if action == "UNLOCK":
+            return exc.ActionInProgress(stack_name=name, action=current)
+        return exc.StackLocked(stack.lock_message())
+    if status == IN_PROGRESS:
+        return exc.ActionInProgress(stack_name=name, action=current)
+    if action == "UNLOCK":
+        return exc.InvalidStackState(
+            f"Stack {name} is not locked (state {state}); only a locked stack, or one "
+            f"whose lock or unlock failed, can be unlocked.")
+    if action == "UPDATE" and current in ("SUSPEND", "DELETE", "INIT"):
+        verb = {"SUSPEND": "suspended", "DELETE": "deleted", "INIT": "not created"}[current]
+        return exc.NotSupported(f"Updating a stack when it is {verb} is not supported.")
+    if action == "CANCEL_UPDATE":
+        return exc.NotSupported(
+            f"Cancelling update when stack is {state} is not supported.")
+    return exc.InvalidStackState(
+        f"{action.capitalize()} of stack {name} is not allowed in state {state}.")

@@ -1,0 +1,14 @@
+"""Raw templates: each version of a stack's template, files and environment."""
+from django.db import models
+
+
+class RawTemplate(models.Model):
+    """One immutable template version (rows are never updated, so workers cache them)."""
+
+    template = models.JSONField()
+    files = models.JSONField(default=dict, blank=True)
+    environment = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"template {self.pk}"

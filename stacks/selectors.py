@@ -1,0 +1,154 @@
+"""Reads used by the API and the pages."""
+import uuid
+
+from django.db.models import Q
+
+from heatweb.exceptions import BadRequest, EntityNotFound
+from stacks.models import Event, Resource, Stack
+
+STACK_SORT_KEYS = {"stack_name": "name", "stack_status": "state", "creation_time": "created_at",
+                   "updated_time": "updated_at"}
+STACK_FILTERS = ("name", "status", "action", "id", "tenant", "username", "owner_id")
+
+
+def _as_uuid(value):
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
+    """One stack of the project by name, id, or name+id (404 otherwise)."""
+    qs = Stack.objects.select_related("raw_template", "locked_by", "user").filter(project=project)
+    if stack_id is not None:
+        sid = _as_uuid(stack_id)
+        stack = qs.filter(pk=sid).first() if sid else None
+        if stack is None or stack.name != name_or_id and str(stack.pk) != name_or_id:
+            raise EntityNotFound(entity="Stack", name=name_or_id)
+        return stack
+    live = qs if show_deleted else qs.filter(deleted_at__isnull=True)
+    sid = _as_uuid(name_or_id)
+    stack = (live.filter(pk=sid).first() if sid else None) or \
+        live.filter(name=name_or_id).order_by("-created_at").first()
+    if stack is None:
+        raise EntityNotFound(entity="Stack", name=name_or_id)
+    return stack
+
+
+def stack_list(project, *, params):
+    """Stacks of the project after Heat's filters, sort and marker/limit paging."""
+    qs = Stack.objects.select_related("raw_template", "locked_by", "user", "parent")
+    qs = qs.filter(project=project) if project is not None else qs
+    if params.get("show_deleted") not in ("true", "True", "1"):
+        qs = qs.filter(deleted_at__isnull=True)
+    if params.get("show_nested") not in ("true", "True", "1"):
+        qs = qs.filter(parent__isnull=True)
+    for key in ("name", "status", "action", "id"):
+        values = params.getlist(key) if hasattr(params, "getlist") else [params.get(key)]
+        values = [v for v in values if v]
+        if not values:
+            continue
+        cond = Q()
+        for value in values:
+            cond |= {"name": Q(name=value), "id": Q(pk=_as_uuid(value)),
+                     "status": Q(state__endswith=f"_{value.upper()}"),
+                     "action": Q(state__startswith=f"{value.upper()}_")}[key]
+        qs = qs.filter(cond)
+    sort_key = STACK_SORT_KEYS.get(params.get("sort_keys") or "creation_time")
+    if sort_key is None:
+        raise BadRequest(f"Sort key {params.get('sort_keys')} is not supported.")
+    direction = params.get("sort_dir") or "desc"
+    if direction not in ("asc", "desc"):
+        raise BadRequest(f"Unknown sort direction {direction}, must be 'desc' or 'asc'.")
+    order = [("-" if direction == "desc" else "") + k for k in (sort_key, "id")]
+    qs = qs.order_by(*order)
+    marker = params.get("marker")
+    if marker:
+        anchor = Stack.objects.filter(pk=_as_uuid(marker)).values(sort_key, "id").first()
+        if anchor is None:
+            raise BadRequest(f"Marker {marker} not found.")
+        op = "lt" if direction == "desc" else "gt"
+        qs = qs.filter(Q(**{f"{sort_key}__{op}": anchor[sort_key]})
+                       | Q(**{sort_key: anchor[sort_key], f"id__{op}": anchor["id"]}))
+    return qs[:_limit(params.get("limit"))]
+
+
+def _limit(value, default=1000):
+    if value in (None, ""):
+        return default
+    try:
+        limit = int(value)
+    except ValueError:
+        raise BadRequest(f"Invalid limit {value!r}: must be an integer.") from None
+    if limit < 0:
+        raise BadRequest("Limit must not be negative.")
+    return min(limit, default)
+
+
+def stack_resources(stack, *, nested_depth=0):
+    """Current resources (nested ones down to ``nested_depth``), with their stack."""
+    rows = list(Resource.objects.filter(stack=stack, replaced_by__isnull=True)
+                .exclude(state="DELETE_COMPLETE").select_related("stack").order_by("id"))
+    if nested_depth > 0:
+        children = Stack.objects.filter(parent=stack, deleted_at__isnull=True)
+        for child in children:
+            rows.extend(stack_resources(child, nested_depth=nested_depth - 1))
+    return rows
+
+
+def stack_resource(stack, name):
+    res = (Resource.objects.filter(stack=stack, name=name, replaced_by__isnull=True)
+           .exclude(state="DELETE_COMPLETE").select_related("stack").first())
+    if res is None:
+        raise EntityNotFound(entity="Resource", name=name)
+    return res
+
+
+def stack_events(stack, *, params, resource_name=None):
+    qs = Event.objects.filter(stack=stack).select_related("stack")
+    if resource_name is not None:
+        qs = qs.filter(resource_name=resource_name)
+    for key, field in (("resource_action", "resource_action"),
+                       ("resource_status", "resource_status"),
+                       ("resource_name", "resource_name"),
+                       ("resource_type", "resource_type")):
+        values = params.getlist(key) if hasattr(params, "getlist") else []
+        if values:
+            qs = qs.filter(**{f"{field}__in": values})
+    direction = params.get("sort_dir") or "asc"
+    qs = qs.order_by("id" if direction == "asc" else "-id")
+    marker = params.get("marker")
+    if marker:
+        anchor = Event.objects.filter(stack=stack, uuid=_as_uuid(marker)).values("id").first()
+        if anchor is None:
+            raise BadRequest(f"Marker {marker} not found.")
+        qs = qs.filter(id__gt=anchor["id"]) if direction == "asc" else qs.filter(id__lt=anchor["id"])
+    return qs[:_limit(params.get("limit"), default=10000)]
+
+
+def stack_event(stack, event_id):
+    event = Event.objects.filter(stack=stack, uuid=_as_uuid(event_id)).first()
+    if event is None:
+        raise EntityNotFound(entity="Event", name=event_id)
+    return event
+
+
+def stack_outputs(stack):
+    """Resolve the template's outputs from the stored resource data."""
+    from convergence.check_resource import InputLookup
+    from stacks.services.definitions import definition_cache
+
+    definition = definition_cache.get(stack.raw_template, stack)
+    data = {}
+    for res in Resource.objects.filter(stack=stack, replaced_by__isnull=True).exclude(
+            state="DELETE_COMPLETE").exclude(state="INIT_COMPLETE"):
+        cls = definition.plugins.get(res.name)
+        ref = None
+        if cls is not None:
+            ref = cls(name=res.name, properties=res.properties_data, context=None,
+                      physical_id=res.physical_resource_id or None,
+                      data=res.plugin_data).get_reference_id()
+        data[res.name] = {"id": res.pk, "name": res.name, "ref": ref,
+                          "attrs": res.attributes_data}
+    return definition.template.resolve_outputs(definition.params, InputLookup(data))

@@ -1,0 +1,134 @@
+"""From request input to a validated stack definition, and its per-process cache.
+
+A ``StackDefinition`` is everything the engine needs to converge a stack to
+one template version: the parsed template, typed parameters, resource
+definitions and the plugin class of each. Building one validates the whole
+request; nothing is stored before it succeeds.
+"""
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from heatweb.exceptions import InvalidTemplate, StackValidationFailed
+from stacks.hot import Limits, Template
+from stacks.resources import registry
+
+ENV_SECTIONS = {"parameters", "parameter_defaults", "resource_registry", "event_sinks",
+                "encrypted_param_names", "parameter_merge_strategies"}
+
+
+@dataclass(frozen=True)
+class StackDefinition:
+    template: Template
+    environment: dict
+    params: object
+    resources: dict
+    plugins: dict
+
+    def plugin_for(self, name):
+        return self.plugins[name]
+
+
+def limits():
+    cfg = settings.HEATWEB
+    return Limits(max_template_bytes=cfg["MAX_TEMPLATE_BYTES"],
+                  max_resources=cfg["MAX_RESOURCES_PER_STACK"],
+                  max_yaml_aliases=cfg["MAX_YAML_ALIASES"])
+
+
+def parse_template(source, files=None):
+    if source in (None, "", {}):
+        raise InvalidTemplate("No template specified.")
+    return Template.parse(source, files=files or {}, limits=limits())
+
+
+def normalize_environment(environment, parameters=None):
+    """Heat's environment document with the request's parameters overlaid."""
+    if isinstance(environment, str):
+        from stacks.hot.loader import load_text
+
+        environment = load_text(environment, limits()) if environment.strip() else {}
+    environment = dict(environment or {})
+    unknown = set(environment) - ENV_SECTIONS
+    if unknown:
+        raise InvalidTemplate(f"environment has wrong section \"{sorted(unknown)[0]}\"")
+    for key in ("parameters", "parameter_defaults", "resource_registry"):
+        if not isinstance(environment.get(key, {}), dict):
+            raise InvalidTemplate(f"environment section {key} must be a mapping")
+    merged = dict(environment.get("parameters") or {})
+    merged.update(parameters or {})
+    environment["parameters"] = merged
+    return environment
+
+
+def plugin_class_for_type(type_name, environment, files):
+    """The plugin class for a type, after the environment's resource_registry."""
+    mapped = (environment.get("resource_registry") or {}).get(type_name)
+    if isinstance(mapped, str):
+        type_name = mapped
+    if type_name in files and not registry.has_type(type_name):
+        from stacks.resources.stack import TemplateResource
+
+        return TemplateResource.for_file(type_name, files[type_name])
+    return registry.get_plugin(type_name)
+
+
+def build_definition(template, *, environment, files=None, stack_name=None, stack_id=None,
+                     project_id=None, strict=True):
+    """Validate everything and return a StackDefinition (raises HeatError)."""
+    files = files or {}
+    if not isinstance(template, Template):
+        template = parse_template(template, files)
+    values = dict(environment.get("parameter_defaults") or {})
+    values = {k: v for k, v in values.items() if k in template.param_schemas}
+    values.update(environment.get("parameters") or {})
+    params = template.parameters(values, stack_name=stack_name, stack_id=stack_id,
+                                 project_id=project_id)
+    template.validate(params, resource_type_exists=lambda t: _type_exists(t, environment, files))
+    defs = template.resource_definitions(params)
+    plugins = {}
+    for name, defn in defs.items():
+        plugin = plugin_class_for_type(defn.type, environment, files)
+        plugins[name] = plugin
+        if strict:
+            raw = template.resolve(defn.properties, params, None)
+            if raw is not None and not isinstance(raw, dict):
+                raise StackValidationFailed(
+                    f"Property error: resources.{name}.properties: must be a mapping")
+            plugin.validate_properties(raw or {}, resource_name=name)
+    return StackDefinition(template=template, environment=environment, params=params,
+                           resources=defs, plugins=plugins)
+
+
+def _type_exists(type_name, environment, files):
+    try:
+        plugin_class_for_type(type_name, environment, files)
+    except Exception:  # ResourceTypeNotFound
+        return False
+    return True
+
+
+class _DefinitionCache:
+    """Raw templates never change, so each worker keeps their definitions."""
+
+    def __init__(self, size=64):
+        self.size = size
+        self.items = OrderedDict()
+
+    def get(self, raw_template, stack):
+        key = (raw_template.pk, str(stack.pk))
+        hit = self.items.get(key)
+        if hit is None:
+            hit = build_definition(
+                raw_template.template, environment=raw_template.environment,
+                files=raw_template.files, stack_name=stack.name, stack_id=str(stack.pk),
+                project_id=stack.project_id, strict=False)
+            self.items[key] = hit
+            if len(self.items) > self.size:
+                self.items.popitem(last=False)
+        self.items.move_to_end(key)
+        return hit
+
+
+definition_cache = _DefinitionCache()

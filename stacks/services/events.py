@@ -1,0 +1,33 @@
+"""Event rows: built in memory while work happens, written in one insert."""
+from stacks.models import Event
+
+
+def resource_event(resource, reason=""):
+    action, status = resource.state.split("_", 1)
+    return Event(stack_id=resource.stack_id, resource_name=resource.name,
+                 physical_resource_id=resource.physical_resource_id or "",
+                 resource_type=resource.type, resource_action=action,
+                 resource_status=status, resource_status_reason=reason)
+
+
+def stack_event(stack, reason=""):
+    action, status = stack.state.split("_", 1)
+    return Event(stack_id=stack.pk, resource_name=stack.name,
+                 physical_resource_id=str(stack.pk), resource_type="OS::Heat::Stack",
+                 resource_action=action, resource_status=status,
+                 resource_status_reason=reason)
+
+
+class EventRecorder:
+    """Collects events during a task and writes them with one bulk insert."""
+
+    def __init__(self):
+        self.pending = []
+
+    def add(self, event):
+        self.pending.append(event)
+
+    def flush(self):
+        if self.pending:
+            Event.objects.bulk_create(self.pending)
+            self.pending = []

@@ -1,0 +1,74 @@
+"""Child stacks on behalf of a parent's resource (OS::Heat::Stack, template resources)."""
+import secrets
+
+from django.conf import settings
+
+from heatweb.exceptions import StackValidationFailed
+from stacks.models import Stack
+from stacks.services import lifecycle
+
+
+def nested_create(*, parent_id, resource_name, template, parameters, files, timeout_mins=None):
+    parent = Stack.objects.select_related("project", "user").get(pk=parent_id)
+    limit = settings.HEATWEB["MAX_NESTED_DEPTH"]
+    if parent.nested_depth + 1 > limit:
+        raise StackValidationFailed(f"Recursion depth exceeds {limit}.")
+    name = f"{parent.name}-{resource_name}-{secrets.token_hex(6)}"
+    child = lifecycle.stack_create(
+        project=parent.project, user=parent.user, name=name, template=template,
+        parameters=parameters, files=files, timeout_mins=timeout_mins or parent.timeout_mins,
+        parent=parent, parent_resource_name=resource_name)
+    return str(child.pk)
+
+
+def nested_get(child_id):
+    return Stack.objects.select_related("raw_template").filter(pk=child_id).first()
+
+
+def nested_update(child_id, *, template, parameters, files, timeout_mins=None):
+    child = nested_get(child_id)
+    lifecycle.stack_update(child, template=template, parameters=parameters, files=files,
+                           timeout_mins=timeout_mins)
+
+
+def nested_delete(child_id):
+    """Start deleting the child; True when there is nothing (left) to delete."""
+    child = nested_get(child_id)
+    if child is None or child.deleted_at is not None:
+        return True
+    if child.state != "DELETE_IN_PROGRESS":
+        lifecycle.stack_delete(child)
+    return False
+
+
+def nested_action(child_id, action):
+    child = nested_get(child_id)
+    {"SUSPEND": lifecycle.stack_suspend, "RESUME": lifecycle.stack_resume,
+     "CHECK": lifecycle.stack_check}[action](child)
+
+
+def nested_progress(child_id, action):
+    """True when the child finished ``action``; raises with its reason when it failed."""
+    from stacks.resources.base import ResourceFailure
+
+    child = nested_get(child_id)
+    if child is None:
+        if action == "DELETE":
+            return True
+        raise ResourceFailure(f"Nested stack {child_id} not found")
+    if action == "DELETE" and child.deleted_at is not None:
+        return True
+    if child.state == f"{action}_COMPLETE":
+        return True
+    if child.status == "FAILED" and child.action in (action, "ROLLBACK"):
+        raise ResourceFailure(child.status_reason)
+    return False
+
+
+def nested_outputs(child_id):
+    from stacks.selectors import stack_outputs
+
+    child = nested_get(child_id)
+    if child is None or child.deleted_at is not None:
+        return {}
+    return {o["output_key"]: o.get("output_value") for o in stack_outputs(child)}
