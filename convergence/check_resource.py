@@ -20,10 +20,14 @@ from stacks.models import Resource
 from stacks.models import states as st
 from stacks.resources.base import PluginContext
 from stacks.services.events import resource_event
+from stacks.services.locking_flags import PHYSICAL_LOCK_FLAG
 
 log = logging.getLogger(__name__)
 
 CONVERGE_ACTIONS = ("CREATE", "UPDATE", "ROLLBACK")
+# Actions that run under the resource lock but leave the resource's state as
+# it was (a suspended server stays SUSPEND_COMPLETE while locked).
+STATELESS_ACTIONS = ("LOCK", "UNLOCK")
 WALK_SKIP_WHEN_DONE = ("SUSPEND", "RESUME", "LOCK", "UNLOCK")
 
 
@@ -109,7 +113,8 @@ def plugin_for(ctx, res, properties=None, cls=None):
 
 def _lock_and_begin(res, action):
     """Take the resource lock and move to ACTION_IN_PROGRESS in one UPDATE."""
-    getattr(res, f"begin_{action.lower()}")()
+    if action not in STATELESS_ACTIONS:
+        getattr(res, f"begin_{action.lower()}")()
     me = engine_id()
     updated = Resource.objects.filter(
         pk=res.pk, engine_id__isnull=True, atomic_key=res.atomic_key,
@@ -138,7 +143,7 @@ def action_start(ctx, res, action, plugin, *, props=None, pending=None, args=())
         return Outcome("failed", reason=(
             f"Resource {action} failed: Error: resources.{res.name}: "
             f"State {res.state} invalid for {action.lower()}"))
-    ctx.events.add(resource_event(res, "state changed"))
+    ctx.events.add(resource_event(res, "state changed", action=action))
     try:
         cookie = getattr(plugin, f"handle_{action.lower()}")(*args)
     except Exception as error:  # noqa: BLE001 - any plugin error fails the resource
@@ -173,9 +178,10 @@ def _wait(ctx, res, action, plugin, *, cookie, props, pending, entity):
 
 
 def action_finish(ctx, res, plugin, *, props, pending):
-    action = res.action
-    res.mark_complete()
-    res.status_reason = "state changed"
+    action = pending.get("stateless_action") or res.action
+    if action not in STATELESS_ACTIONS:
+        res.mark_complete()
+        res.status_reason = "state changed"
     res.physical_resource_id = plugin.physical_id or ""
     res.plugin_data = plugin.data
     if props is not None:
@@ -185,10 +191,14 @@ def action_finish(ctx, res, plugin, *, props, pending):
         res.requires = pending["requires"]
     if "template_id" in pending:
         res.template_id = pending["template_id"]
-    if action != "DELETE":
+    if "physical_lock" in pending:
+        res.plugin_data = {**res.plugin_data, PHYSICAL_LOCK_FLAG: pending["physical_lock"]}
+    if action not in ("DELETE", *STATELESS_ACTIONS):
         res.attributes_data = _attributes(plugin)
     _save_and_unlock(res)
-    ctx.events.add(resource_event(res, "state changed"))
+    reason = "state changed" if action not in STATELESS_ACTIONS else \
+        f"Resource {action.lower()}ed ({'physical lock' if pending.get('physical_lock') else 'no physical lock'})"
+    ctx.events.add(resource_event(res, reason, action=action, status=st.COMPLETE))
     return Outcome("done", data=None if action == "DELETE" else node_data(res, plugin))
 
 
@@ -201,18 +211,20 @@ def _attributes(plugin):
 
 
 def action_fail(ctx, res, action, error):
-    res.mark_failed()
+    if action not in STATELESS_ACTIONS:
+        res.mark_failed()
     detail = error.message if isinstance(error, HeatError) else str(error)
     res.status_reason = f"{type(error).__name__}: resources.{res.name}: {detail}"
     _save_and_unlock(res)
-    ctx.events.add(resource_event(res, res.status_reason))
+    ctx.events.add(resource_event(res, res.status_reason, action=action, status=st.FAILED))
     return Outcome("failed", reason=f"Resource {action} failed: {res.status_reason}")
 
 
 def action_abort(ctx, res):
     """The stack stopped (timeout, cancel) while this resource was waiting."""
-    action = res.action
-    res.mark_failed()
+    action = res.action_cookie["action"] if res.action_cookie else res.action
+    if res.status == st.IN_PROGRESS:
+        res.mark_failed()
     res.status_reason = f"{action} aborted: stack is {ctx.stack.state}"
     _save_and_unlock(res)
-    ctx.events.add(resource_event(res, res.status_reason))
+    ctx.events.add(resource_event(res, res.status_reason, action=action, status=st.FAILED))

@@ -4,10 +4,10 @@ import logging
 from django.db.models import F
 
 from convergence.check_resource import (
-    CONVERGE_ACTIONS, DONE_EMPTY, WALK_SKIP_WHEN_DONE, InputLookup, NodeContext, Outcome,
+    CONVERGE_ACTIONS, DONE_EMPTY, STATELESS_ACTIONS, WALK_SKIP_WHEN_DONE, InputLookup, NodeContext, Outcome,
     action_abort, action_check, action_fail, action_start, node_data, plugin_class, plugin_for)
 from convergence.engines import engine_id
-from convergence.services import propagate, traversal_fail
+from convergence.services import propagate, retrigger, traversal_fail
 from convergence.sync_points import node_key, sync_points_for
 from heatweb.exceptions import HeatError
 from stacks.models import Resource, Stack
@@ -15,6 +15,7 @@ from stacks.models import states as st
 from stacks.resources.base import PluginContext
 from stacks.services.definitions import definition_cache
 from stacks.services.events import EventRecorder
+from stacks.services.locking_flags import PHYSICAL_LOCK_FLAG
 
 log = logging.getLogger(__name__)
 
@@ -134,20 +135,58 @@ def converge_cleanup(ctx, res, *, delete):
     if not delete or res.state == "DELETE_COMPLETE":
         return DONE_EMPTY
     plugin = plugin_for(ctx, res)
+    if res.plugin_data.get(PHYSICAL_LOCK_FLAG):
+        # A stack deleted from LOCK_FAILED/UNLOCK_FAILED: release the lock first.
+        try:
+            plugin.check_unlock_complete(plugin.handle_unlock())
+        except Exception as error:  # noqa: BLE001
+            return _fail_unstarted_delete(ctx, res, error)
+        res.plugin_data = {**plugin.data, PHYSICAL_LOCK_FLAG: False}
+        Resource.objects.filter(pk=res.pk).update(plugin_data=res.plugin_data)
     return action_start(ctx, res, "DELETE", plugin, pending={})
 
 
+def _fail_unstarted_delete(ctx, res, error):
+    res.begin_delete()
+    return action_fail(ctx, res, "DELETE", error)
+
+
 def walk_action(ctx, res, action):
+    if action in STATELESS_ACTIONS:
+        return lock_action(ctx, res, action)
     if res.state == st.INIT_COMPLETE or \
             (action in WALK_SKIP_WHEN_DONE and res.state == f"{action}_COMPLETE"):
         return Outcome("done", data=node_data(res, plugin_for(ctx, res)))
     return action_start(ctx, res, action, plugin_for(ctx, res), pending={})
 
 
+def lock_action(ctx, res, action):
+    """Lock or unlock one resource as the stack's lock level asks.
+
+    Child stacks follow the parent's lock at the same level; other resources
+    take a physical lock (``handle_lock``) only at level ``all``, and release
+    it on unlock or when the level drops to ``stacks``.
+    """
+    from stacks.resources.stack import _ChildStack
+
+    plugin = plugin_for(ctx, res)
+    held = bool(res.plugin_data.get(PHYSICAL_LOCK_FLAG))
+    if isinstance(plugin, _ChildStack):
+        step = action
+        want = action == "LOCK"
+    else:
+        want = action == "LOCK" and ctx.stack.lock_level == "all"
+        if want == held:
+            return Outcome("done", data=node_data(res, plugin))
+        step = "LOCK" if want else "UNLOCK"
+    return action_start(ctx, res, step, plugin,
+                        pending={"stateless_action": step, "physical_lock": want})
+
+
 def node_poll(stack_id, traversal_id, resource_id):
     """Ask a waiting resource's plugin whether its action has completed."""
     res = Resource.objects.filter(pk=resource_id).first()
-    if res is None or res.action_cookie is None or res.status != st.IN_PROGRESS:
+    if res is None or res.action_cookie is None:
         return  # already finished: a duplicate delivery
     stack = Stack.objects.select_related("raw_template").get(pk=res.stack_id)
     ctx = _context_any(stack, traversal_id)
@@ -156,6 +195,8 @@ def node_poll(stack_id, traversal_id, resource_id):
     if stack.status != st.IN_PROGRESS or stack.current_traversal != traversal_id:
         action_abort(ctx, res)
         ctx.events.flush()
+        entity = (res.action_cookie or {}).get("entity")
+        retrigger(stack.pk, entity[0] if entity else res.pk)
         return
     pending = res.action_cookie
     cls = plugin_class(ctx, res)

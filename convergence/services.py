@@ -116,6 +116,9 @@ def traversal_complete(stack_id, traversal_id):
                   "status_reason": f"Stack {action} completed successfully"}
         if action == "DELETE":
             fields["deleted_at"] = now
+        if action == "UNLOCK":
+            fields.update(lock_level="", lock_reason="", locked_by=None,
+                          locked_by_admin=False, locked_at=None)
         Stack.objects.filter(pk=stack.pk).update(**fields)
         stack.status_reason = fields["status_reason"]
         stack_event(stack, stack.status_reason).save()

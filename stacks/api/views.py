@@ -9,16 +9,30 @@ from heatweb.exceptions import BadRequest, EntityNotFound, InvalidActionRequest,
 from stacks import selectors
 from stacks.api.representations import Links, event_body, resource_body, stack_detail, \
     stack_summary
-from stacks.services import lifecycle
+from stacks.services import lifecycle, locking
 from stacks.services.preview import stack_preview
 from stacks.services.signals import resource_signal
 
+def _lock(stack, arg, *, body, user):
+    arg = arg if arg is not None else {}
+    if not isinstance(arg, dict):
+        raise BadRequest('The lock action takes an object: {"lock": {"level": "all"}}.')
+    unknown = set(arg) - {"level", "reason"}
+    if unknown:
+        raise BadRequest(f"Unknown lock option {sorted(unknown)[0]}.")
+    reason = arg.get("reason", body.get("reason", ""))
+    return locking.stack_lock(stack, level=arg.get("level"), reason=reason, user=user)
+
+
 STACK_ACTIONS = {
-    "suspend": lifecycle.stack_suspend,
-    "resume": lifecycle.stack_resume,
-    "check": lifecycle.stack_check,
-    "cancel_update": lifecycle.stack_cancel_update,
-    "cancel_without_rollback": lifecycle.stack_cancel_without_rollback,
+    "suspend": lambda stack, arg, **kw: lifecycle.stack_suspend(stack),
+    "resume": lambda stack, arg, **kw: lifecycle.stack_resume(stack),
+    "check": lambda stack, arg, **kw: lifecycle.stack_check(stack),
+    "cancel_update": lambda stack, arg, **kw: lifecycle.stack_cancel_update(stack),
+    "cancel_without_rollback":
+        lambda stack, arg, **kw: lifecycle.stack_cancel_without_rollback(stack),
+    "lock": _lock,
+    "unlock": lambda stack, arg, *, user, **kw: locking.stack_unlock(stack, user=user),
 }
 
 
@@ -156,15 +170,16 @@ class StackUpdatePreviewApi(StackApiBase):
 class StackActionApi(StackApiBase):
     def post(self, request, tenant_id, stack_name, stack_id):
         body = self.body()
-        if not body:
+        actions = {k: v for k, v in body.items() if k != "reason"}
+        if not actions:
             raise InvalidActionRequest("No action specified")
-        if len(body) > 1:
+        if len(actions) > 1:
             raise InvalidActionRequest("Multiple actions specified")
-        (action, arg), = body.items()
+        (action, arg), = actions.items()
         handler = STACK_ACTIONS.get(action)
         if handler is None:
             raise InvalidActionRequest(f"Invalid action {action} specified")
-        handler(self.stack(stack_name, stack_id))
+        handler(self.stack(stack_name, stack_id), arg, body=body, user=request.user)
         return Response(status=status.HTTP_200_OK)
 
 

@@ -48,6 +48,9 @@ class Stack(models.Model):
                                   on_delete=models.SET_NULL, related_name="+")
     locked_by_admin = models.BooleanField(default=False)
     locked_at = models.DateTimeField(null=True, blank=True)
+    # The state the stack was in when first locked (a suspended stack stays
+    # suspended through lock and unlock, and can be resumed after).
+    pre_lock_state = models.CharField(max_length=32, blank=True, default="")
 
     class Meta:
         constraints = [
@@ -68,6 +71,17 @@ class Stack(models.Model):
         return st.split(self.state)[1]
 
     @property
+    def is_locked(self):
+        return self.state in st.LOCKED_STATES
+
+    @property
+    def effective_state(self):
+        """What the stack is underneath a finished unlock (e.g. still suspended)."""
+        if self.state == "UNLOCK_COMPLETE" and self.pre_lock_state:
+            return self.pre_lock_state
+        return self.state
+
+    @property
     def identifier(self):
         return f"{self.name}/{self.id}"
 
@@ -83,7 +97,8 @@ class Stack(models.Model):
     def begin_create(self):
         pass
 
-    @transition(field=state, source=st.STACK_SOURCES["UPDATE"], target="UPDATE_IN_PROGRESS")
+    @transition(field=state, source=st.STACK_SOURCES["UPDATE"], target="UPDATE_IN_PROGRESS",
+                conditions=[st.not_suspended_under_unlock])
     def begin_update(self):
         pass
 
@@ -95,7 +110,8 @@ class Stack(models.Model):
     def begin_suspend(self):
         pass
 
-    @transition(field=state, source=st.STACK_SOURCES["RESUME"], target="RESUME_IN_PROGRESS")
+    @transition(field=state, source=st.STACK_SOURCES["RESUME"], target="RESUME_IN_PROGRESS",
+                conditions=[st.suspended_if_unlocked])
     def begin_resume(self):
         pass
 

@@ -43,7 +43,7 @@ STACK_SOURCES = {
     "SUSPEND": [s for s in _NOT_LOCKED_FINAL
                 if split(s)[0] not in ("INIT", "DELETE")
                 and (split(s)[1] == COMPLETE or split(s)[0] == "SUSPEND")],
-    "RESUME": ["SUSPEND_COMPLETE", "RESUME_FAILED", "RESUME_COMPLETE"],
+    "RESUME": ["SUSPEND_COMPLETE", "RESUME_FAILED", "RESUME_COMPLETE", "UNLOCK_COMPLETE"],
     "CHECK": [s for s in _NOT_LOCKED_FINAL if split(s)[0] not in ("INIT", "DELETE")],
     "ROLLBACK": ["CREATE_FAILED", "UPDATE_FAILED", "UPDATE_IN_PROGRESS", "CREATE_IN_PROGRESS"],
     "LOCK": [s for s in FINAL_STATES if s not in ("INIT_COMPLETE", "DELETE_COMPLETE",
@@ -66,6 +66,15 @@ RESOURCE_SOURCES = {
 }
 
 
+def suspended_if_unlocked(stack):
+    """Resume from UNLOCK_COMPLETE only when the stack was suspended before the lock."""
+    return stack.state != "UNLOCK_COMPLETE" or stack.pre_lock_state.startswith("SUSPEND")
+
+
+def not_suspended_under_unlock(stack):
+    return not (stack.state == "UNLOCK_COMPLETE" and stack.pre_lock_state.startswith("SUSPEND"))
+
+
 def refusal_for(stack, action):
     """The Heat error for a stack whose state refuses ``action``."""
     state = stack.state
@@ -81,6 +90,7 @@ def refusal_for(stack, action):
         return exc.InvalidStackState(
             f"Stack {name} is not locked (state {state}); only a locked stack, or one "
             f"whose lock or unlock failed, can be unlocked.")
+    current = split(stack.effective_state)[0]
     if action == "UPDATE" and current in ("SUSPEND", "DELETE", "INIT"):
         verb = {"SUSPEND": "suspended", "DELETE": "deleted", "INIT": "not created"}[current]
         return exc.NotSupported(f"Updating a stack when it is {verb} is not supported.")

@@ -2,8 +2,12 @@
 from stacks.models import Event
 
 
-def resource_event(resource, reason=""):
-    action, status = resource.state.split("_", 1)
+def resource_event(resource, reason="", *, action=None, status=None):
+    """An event for ``resource``; ``action``/``status`` default to its state."""
+    state_action, state_status = resource.state.split("_", 1)
+    if action is None or (status is None and action == state_action):
+        action, status = state_action, state_status
+    status = status or "IN_PROGRESS"
     return Event(stack_id=resource.stack_id, resource_name=resource.name,
                  physical_resource_id=resource.physical_resource_id or "",
                  resource_type=resource.type, resource_action=action,

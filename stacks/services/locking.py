@@ -1,0 +1,79 @@
+"""Stack lock and unlock: maintenance mode for a stack, its nested stacks and
+(at level ``all``) its physical resources.
+
+Both are walks of the stack's graph on the convergence engine; the states
+they may start from are the state table's (``stacks.models.states``).
+"""
+from django.db import transaction
+from django.utils import timezone
+
+from convergence.graph import walk_graph
+from convergence.services import new_traversal_id, stack_save_cas, traversal_begin
+from heatweb.exceptions import BadRequest, Forbidden, StackLocked
+from heatweb.tokens import is_cloud_admin
+from stacks.models import Resource, Stack
+from stacks.models import states as st
+from stacks.services.lifecycle import _begin
+
+LEVELS = ("all", "stacks")
+from stacks.services.locking_flags import PHYSICAL_LOCK_FLAG  # noqa: E402,F401
+
+
+def _require_may_change(stack, user):
+    if stack.locked_by_admin and stack.is_locked and not (user and is_cloud_admin(user)):
+        raise Forbidden(f"Stack {stack.name} was locked by a cloud admin; only a cloud "
+                        f"admin can unlock it or change its lock.")
+
+
+def _locked_parent(stack):
+    parent = Stack.objects.filter(pk=stack.parent_id).first() if stack.parent_id else None
+    return parent if parent is not None and parent.state in (
+        "LOCK_IN_PROGRESS", "LOCK_COMPLETE", "LOCK_FAILED") else None
+
+
+def _walk_start(stack, action, *, reason, **fields):
+    old_state, old_traversal = stack.state, stack.current_traversal
+    _begin(stack, action)
+    existing = list(Resource.objects.filter(stack=stack, replaced_by__isnull=True)
+                    .exclude(state__in=("DELETE_COMPLETE", st.INIT_COMPLETE)))
+    ids = {r.pk for r in existing}
+    graph = walk_graph({r.pk: [x for x in r.requires if x in ids] for r in existing},
+                       reverse=False)
+    traversal_id = new_traversal_id()
+    stack_save_cas(stack, expected_state=old_state, expected_traversal=old_traversal,
+                   current_traversal=traversal_id, action_started_at=timezone.now(), **fields)
+    traversal_begin(stack, traversal_id=traversal_id, graph=graph, reason=reason)
+
+
+def stack_lock(stack, *, level=None, reason="", user=None):
+    """Lock the stack (and nested stacks); at level ``all`` lock/protect resources too."""
+    level = level or "all"
+    if level not in LEVELS:
+        raise BadRequest(f'Invalid lock level "{level}": must be "all" or "stacks".')
+    if reason is not None and not isinstance(reason, str):
+        raise BadRequest("The lock reason must be a string.")
+    _require_may_change(stack, user)
+    relocking = stack.state in st.LOCKED_STATES or stack.state == "UNLOCK_COMPLETE"
+    pre_lock_state = stack.pre_lock_state if relocking else stack.state
+    who = user.username if user else "the engine"
+    note = f": {reason}" if reason else ""
+    with transaction.atomic():
+        _walk_start(stack, "LOCK", reason=f"Stack LOCK started (level {level}) by {who}{note}",
+                    lock_level=level, lock_reason=reason or "",
+                    locked_by_id=user.pk if user else None,
+                    locked_by_admin=bool(user and is_cloud_admin(user)),
+                    locked_at=timezone.now(), pre_lock_state=pre_lock_state)
+    return stack
+
+
+def stack_unlock(stack, *, user=None):
+    """Release the lock, restoring each resource's protection as it was before."""
+    parent = _locked_parent(stack)
+    if parent is not None:
+        raise StackLocked(f"Stack {stack.name} follows the lock of its parent stack "
+                          f"{parent.name}; unlock the parent first.")
+    _require_may_change(stack, user)
+    who = user.username if user else "the engine"
+    with transaction.atomic():
+        _walk_start(stack, "UNLOCK", reason=f"Stack UNLOCK started by {who}")
+    return stack
