@@ -53,4 +53,18 @@ def param_int(value, name, *, default=None):
         raise BadRequest(f"Invalid value {value!r} for {name}: must be an integer.") from None
 
 
+def param_minutes(value, name="timeout_mins"):
+    """A positive number of minutes (Heat takes integers; fractions help short tests)."""
+    if value in (None, ""):
+        return None
+    try:
+        minutes = float(value)
+    except (TypeError, ValueError):
+        raise BadRequest(f"Invalid value {value!r} for {name}: must be a number of minutes.") \
+            from None
+    if minutes <= 0:
+        raise BadRequest(f"Invalid value {value!r} for {name}: must be positive.")
+    return minutes
+
+
 STACK_NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")

@@ -2,9 +2,26 @@
 import os
 
 from celery import Celery
+from celery.signals import celeryd_after_setup, worker_process_init
+
+import heatweb.broker  # noqa: F401 - registers the heatwebfs:// transport
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heatweb.settings")
 
 app = Celery("heatweb")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_process_init.connect
+def engine_start(**kwargs):
+    """Every pool process is an engine: register it and start its heartbeat at once."""
+    from convergence.engines import engine_id
+
+    engine_id()
+
+
+@celeryd_after_setup.connect
+def remember_node_name(sender, instance, **kwargs):
+    """The worker's node name (``w1@host``), inherited by its pool processes for pings."""
+    os.environ["HEATWEB_WORKER_NODE"] = str(sender)

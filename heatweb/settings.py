@@ -56,6 +56,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -106,8 +107,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Celery -------------------------------------------------------------------------
 
 BROKER_DIR = DATA_DIR / "broker"
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
-if CELERY_BROKER_URL.startswith("filesystem"):
+# heatwebfs:// is kombu's filesystem transport made atomic (heatweb/broker.py).
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "heatwebfs://")
+if CELERY_BROKER_URL.startswith(("heatwebfs", "filesystem")):
     for sub in ("queue", "processed", "control"):
         (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -116,6 +118,8 @@ if CELERY_BROKER_URL.startswith("filesystem"):
         "processed_folder": str(BROKER_DIR / "processed"),
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
+        # How often an idle worker looks for new task files (kombu's default is 1 s).
+        "polling_interval": float(os.environ.get("HEATWEB_BROKER_POLL", 0.1)),
     }
 else:
     # Longer than the longest resource action, so an unacked task of a live
@@ -130,7 +134,8 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-CELERY_TASK_DEFAULT_QUEUE = "heatweb"
+# Several deployments (or test runs) may share one broker: each can name its queue.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("HEATWEB_QUEUE", "heatweb")
 
 # REST API -----------------------------------------------------------------------
 
@@ -162,6 +167,10 @@ HEATWEB = {
     "BATCH_SIZE": int(os.environ.get("HEATWEB_BATCH_SIZE", 50)),
     "ENGINE_HEARTBEAT_SECONDS": float(os.environ.get("HEATWEB_HEARTBEAT", 10)),
     "ENGINE_DEAD_AFTER_SECONDS": float(os.environ.get("HEATWEB_DEAD_AFTER", 30)),
+    # The heartbeat thread runs the recovery sweep every N beats; a stack in
+    # progress with no live engine and no event for STALL_SECONDS is failed.
+    "SWEEP_EVERY_BEATS": int(os.environ.get("HEATWEB_SWEEP_EVERY_BEATS", 3)),
+    "STALL_SECONDS": float(os.environ.get("HEATWEB_STALL_SECONDS", 300)),
     "PUBLIC_URL": os.environ.get("HEATWEB_PUBLIC_URL", "http://127.0.0.1:8004"),
 }
 
@@ -178,6 +187,14 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# gunicorn serves the pages' CSS and JS through WhiteNoise; the finders let it
+# serve them straight from static/ too, so collectstatic is not required.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
 
 LOGGING = {
     "version": 1,

@@ -1,14 +1,22 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from heatweb import health
+from stacks.api.webhooks import SignalWebhookApi
 
 urlpatterns = [
     path("healthz", health.healthz),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("admin/", admin.site.urls),
     path("v1/<str:tenant_id>/", include("stacks.api.urls")),
+    path("v1/<str:tenant_id>/", include("softwareconfig.api.urls")),
+    path("webhooks/signal/<uuid:resource_id>/<str:signature>", SignalWebhookApi.as_view(),
+         name="signal-webhook"),
+    path("", include("stacks.pages.urls")),
 ]
 
 handler404 = "heatweb.errors.handler404"

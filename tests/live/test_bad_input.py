@@ -73,7 +73,7 @@ CASES = {
     "unknown_type": (with_resources({"x": {"type": "OS::Nope::Thing"}}), {}, 400,
                      "ResourceTypeNotFound", ("OS::Nope::Thing",)),
     "missing_required_property": (with_resources({"s": {"type": "OS::Nova::Server"}}), {},
-                                  400, "StackValidationFailed", ("flavor",)),
+                                  400, "StackValidationFailed", ("Property image not assigned",)),
     "constraint": (GOOD, {"parameters": {"flavor": "m1.huge"}}, 400,
                    "StackValidationFailed", ("flavor", "Must be tiny or small")),
     "wrong_parameter_type": (GOOD, {"parameters": {"count": "many"}}, 400,

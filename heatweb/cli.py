@@ -1,0 +1,184 @@
+"""The ``heat`` command: heatweb's verbs, with python-heatclient as the HTTP library.
+
+Reads the usual environment: ``OS_AUTH_TOKEN`` (or ``OS_TOKEN``) and
+``HEAT_URL`` (the v1 endpoint, ``http://host:8004/v1/<project_id>``), or
+``OS_ORCHESTRATION_URL`` + ``OS_PROJECT_ID``. Adds what python-heatclient's
+own shell lacks: ``action-lock [--level] [--reason]`` and ``action-unlock``.
+"""
+import argparse
+import json
+import os
+import sys
+
+from heatclient import client as heat_client
+from heatclient import exc
+from heatclient.common import template_utils, utils
+
+STACK_FIELDS = ["id", "stack_name", "stack_status", "creation_time", "updated_time"]
+
+
+def _client(args):
+    token = args.os_auth_token or os.environ.get("OS_AUTH_TOKEN") or os.environ.get("OS_TOKEN")
+    url = args.heat_url or os.environ.get("HEAT_URL")
+    if not url and os.environ.get("OS_ORCHESTRATION_URL") and os.environ.get("OS_PROJECT_ID"):
+        url = f"{os.environ['OS_ORCHESTRATION_URL'].rstrip('/')}/v1/{os.environ['OS_PROJECT_ID']}"
+    if not token or not url:
+        raise SystemExit("heat: set OS_AUTH_TOKEN and HEAT_URL (http://host:8004/v1/<project>) "
+                         "or pass --os-auth-token and --heat-url")
+    return heat_client.Client("1", endpoint=url, token=token)
+
+
+def _template_args(args):
+    files, template = template_utils.get_template_contents(template_file=args.template_file)
+    env_files, env = template_utils.process_multiple_environments_and_files(
+        env_paths=args.environment_file)
+    return {"template": template, "files": {**files, **env_files}, "environment": env,
+            "parameters": utils.format_parameters(args.parameters)}
+
+
+def _stack_list(hc, args=None):
+    utils.print_list(list(hc.stacks.list()), STACK_FIELDS, sortby_index=3)
+
+
+def stack_create(hc, args):
+    fields = _template_args(args)
+    if args.timeout:
+        fields["timeout_mins"] = args.timeout
+    hc.stacks.create(stack_name=args.name, disable_rollback=not args.enable_rollback, **fields)
+    _stack_list(hc)
+
+
+def stack_update(hc, args):
+    fields = _template_args(args) if args.template_file else {
+        "parameters": utils.format_parameters(args.parameters)}
+    hc.stacks.update(args.id, existing=args.existing, clear_parameters=args.clear_parameter,
+                     **fields)
+    _stack_list(hc)
+
+
+def stack_show(hc, args):
+    stack = hc.stacks.get(args.id)
+    utils.print_dict(stack.to_dict(), formatters={
+        k: utils.json_formatter for k in ("parameters", "outputs", "links", "tags")})
+
+
+def stack_delete(hc, args):
+    for ident in args.id:
+        hc.stacks.delete(ident)
+    _stack_list(hc)
+
+
+def resource_list(hc, args):
+    fields = ["resource_name", "physical_resource_id", "resource_type", "resource_status",
+              "updated_time"]
+    utils.print_list(list(hc.resources.list(args.id, nested_depth=args.nested_depth)), fields)
+
+
+def event_list(hc, args):
+    fields = ["resource_name", "id", "resource_status_reason", "resource_status", "event_time"]
+    utils.print_list(list(hc.events.list(args.id, resource_name=args.resource)), fields,
+                     sortby_index=None)
+
+
+def output_show(hc, args):
+    output = hc.stacks.output_show(args.id, args.output)["output"]
+    value = output.get("output_value")
+    print(value if isinstance(value, str) else json.dumps(value, indent=2))
+
+
+def _action(name):
+    def run(hc, args):
+        getattr(hc.actions, name)(args.id)
+        _stack_list(hc)
+    return run
+
+
+def action_lock(hc, args):
+    body = {"lock": {"level": args.level} if args.level else None}
+    if args.reason:
+        body["reason"] = args.reason
+    hc.http_client.post(f"/stacks/{_identity(hc, args.id)}/actions", data=body)
+    _stack_list(hc)
+
+
+def action_unlock(hc, args):
+    hc.http_client.post(f"/stacks/{_identity(hc, args.id)}/actions", data={"unlock": None})
+    _stack_list(hc)
+
+
+def _identity(hc, name_or_id):
+    stack = hc.stacks.get(name_or_id)
+    return f"{stack.stack_name}/{stack.id}"
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="heat", description=__doc__.splitlines()[0])
+    parser.add_argument("--os-auth-token", default=None)
+    parser.add_argument("--heat-url", default=None)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="<command>")
+
+    def add(name, func, help_text):
+        cmd = sub.add_parser(name, help=help_text)
+        cmd.set_defaults(func=func)
+        return cmd
+
+    def template_options(cmd):
+        cmd.add_argument("-f", "--template-file")
+        cmd.add_argument("-e", "--environment-file", action="append", default=[])
+        cmd.add_argument("-P", "--parameters", action="append", default=[],
+                         help="KEY1=VALUE1;KEY2=VALUE2...")
+
+    add("stack-list", _stack_list, "List stacks.")
+    cmd = add("stack-create", stack_create, "Create a stack.")
+    template_options(cmd)
+    cmd.add_argument("-t", "--timeout", type=int)
+    cmd.add_argument("-r", "--enable-rollback", action="store_true")
+    cmd.add_argument("name")
+    cmd = add("stack-update", stack_update, "Update a stack.")
+    template_options(cmd)
+    cmd.add_argument("-x", "--existing", action="store_true", help="PATCH: keep parameters")
+    cmd.add_argument("-c", "--clear-parameter", action="append", default=[])
+    cmd.add_argument("id")
+    add("stack-show", stack_show, "Describe a stack.").add_argument("id")
+    cmd = add("stack-delete", stack_delete, "Delete stacks.")
+    cmd.add_argument("-y", "--yes", action="store_true")
+    cmd.add_argument("id", nargs="+")
+    cmd = add("resource-list", resource_list, "List a stack's resources.")
+    cmd.add_argument("-n", "--nested-depth", type=int, default=0)
+    cmd.add_argument("id")
+    cmd = add("event-list", event_list, "List a stack's events.")
+    cmd.add_argument("-r", "--resource")
+    cmd.add_argument("id")
+    cmd = add("output-show", output_show, "Show one output.")
+    cmd.add_argument("id")
+    cmd.add_argument("output")
+    for verb in ("suspend", "resume", "check"):
+        add(f"action-{verb}", _action(verb), f"{verb.capitalize()} a stack.").add_argument("id")
+    cmd = add("action-lock", action_lock, "Lock a stack (maintenance mode).")
+    cmd.add_argument("--level", choices=("stacks", "all"))
+    cmd.add_argument("--reason")
+    cmd.add_argument("id")
+    add("action-unlock", action_unlock, "Unlock a stack.").add_argument("id")
+    return parser
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    try:
+        args.func(_client(args), args)
+    except exc.HTTPException as error:
+        print(f"ERROR: {_message(error)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _message(error):
+    details = getattr(error, "error", None)
+    if isinstance(details, dict) and isinstance(details.get("error"), dict):
+        inner = details["error"]
+        return f"{inner.get('type')}: {inner.get('message')} (HTTP {error.code})"
+    return str(error)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

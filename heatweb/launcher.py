@@ -1,0 +1,122 @@
+"""Runs the web server (gunicorn) and a Celery worker together; Ctrl-C stops both.
+
+Each child gets this process's environment (so the run mode, chosen by
+DATABASE_URL / CELERY_BROKER_URL, is the same for both), and its output is
+forwarded line by line with a ``[web]`` / ``[worker]`` prefix. On SIGINT or
+SIGTERM both children are stopped (SIGTERM, then SIGKILL after a grace
+period) and waited for; when one child dies on its own the other is stopped
+and the exit status is non-zero.
+"""
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from django.conf import settings
+
+STOP_GRACE_SECONDS = float(os.environ.get("HEATWEB_STOP_GRACE", 30))
+
+
+def _commands(*, bind, web_workers, concurrency, web, worker, log_level="info"):
+    python = sys.executable
+    bin_dir = os.path.dirname(python)
+    commands = {}
+    if web:
+        commands["web"] = [os.path.join(bin_dir, "gunicorn"), "heatweb.wsgi", "--bind", bind,
+                           "--workers", str(web_workers), "--threads", "4",
+                           "--access-logfile", "-", "--graceful-timeout", "5",
+                           "--timeout", "120"]
+    if worker:
+        commands["worker"] = [os.path.join(bin_dir, "celery"), "-A", "heatweb", "worker",
+                              "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-l", log_level,
+                              "--concurrency", str(concurrency)]
+    return commands
+
+
+_print_lock = threading.Lock()
+
+
+def _forward(name, stream, out):
+    """Copy a child's output to ours, one prefixed line at a time."""
+    prefix = f"[{name}] "
+    for line in iter(stream.readline, ""):
+        with _print_lock:
+            out.write(prefix + line if line.endswith("\n") else prefix + line + "\n")
+            out.flush()
+    stream.close()
+
+
+def _start(name, command, env):
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, text=True, bufsize=1, errors="replace")
+    thread = threading.Thread(target=_forward, args=(name, proc.stdout, sys.stdout),
+                              name=f"forward-{name}", daemon=True)
+    thread.start()
+    return proc, thread
+
+
+def _say(message):
+    with _print_lock:
+        print(f"heatweb: {message}", file=sys.stderr, flush=True)
+
+
+def serve(*, bind, web_workers=2, concurrency=2, web=True, worker=True, log_level="info"):
+    """Start the children, forward their output, stop all when one stops or on a signal.
+
+    Returns the exit status: 0 after a signal, 1 when a child stopped by itself.
+    """
+    commands = _commands(bind=bind, web_workers=web_workers, concurrency=concurrency,
+                         web=web, worker=worker, log_level=log_level)
+    if not commands:
+        raise ValueError("nothing to run: both the web server and the worker are off")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    stopping = {"signal": None}
+
+    def stop(signum, frame):
+        stopping["signal"] = signum
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    children = {}
+    exit_code = 0
+    try:
+        for name, command in commands.items():
+            children[name] = _start(name, command, env)
+            _say(f"started {name} (pid {children[name][0].pid}): {' '.join(command)}")
+        while stopping["signal"] is None:
+            dead = [n for n, (p, _) in children.items() if p.poll() is not None]
+            if dead:
+                for name in dead:
+                    _say(f"{name} stopped with exit status {children[name][0].returncode}; "
+                         "stopping the rest")
+                exit_code = 1
+                break
+            time.sleep(0.3)
+        else:
+            _say(f"got {signal.Signals(stopping['signal']).name}; stopping "
+                 f"{', '.join(children)}")
+    finally:
+        _stop_all(children)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return exit_code
+
+
+def _stop_all(children):
+    for proc, _ in children.values():
+        if proc.poll() is None:
+            try:
+                proc.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    for name, (proc, _) in children.items():
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _say(f"{name} did not stop within {STOP_GRACE_SECONDS:g} s; killing it")
+            proc.kill()
+            proc.wait()
+    for _, thread in children.values():
+        thread.join(timeout=5)

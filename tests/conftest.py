@@ -1,0 +1,303 @@
+"""Test set-up shared by every test directory.
+
+The run mode follows the environment, as in production:
+
+* embedded (default): no DATABASE_URL / CELERY_BROKER_URL. pytest-django's
+  own test database is SQLite; the live service gets a temporary
+  HEATWEB_DATA_DIR (its SQLite file and filesystem broker live there).
+* distributed (``HEATWEB_TEST_MODE=distributed``): DATABASE_URL names a
+  PostgreSQL database (pytest-django makes ``test_<name>`` of it) and
+  CELERY_BROKER_URL a Redis database. The live service gets a database of
+  its own on that server (created here, dropped at the end) and another
+  Redis database number, so its workers never take tasks that this pytest
+  process sends while running the integration tests.
+
+``live_service`` is the session fixture with the real processes: gunicorn
+(2 workers, 4 threads) and two Celery workers. Their logs go to
+``tests/artifacts/``.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+BIN = Path(sys.executable).parent
+
+
+def run_mode():
+    return "distributed" if os.environ.get("DATABASE_URL") else "embedded"
+
+
+def pytest_configure(config):
+    wanted = os.environ.get("HEATWEB_TEST_MODE")
+    if wanted and wanted not in ("embedded", "distributed"):
+        raise pytest.UsageError(f"HEATWEB_TEST_MODE={wanted!r}: use embedded or distributed")
+    if wanted == "distributed":
+        database = os.environ.get("DATABASE_URL", "")
+        broker = os.environ.get("CELERY_BROKER_URL", "")
+        if not database.startswith(("postgres://", "postgresql://")):
+            raise pytest.UsageError("HEATWEB_TEST_MODE=distributed needs DATABASE_URL="
+                                    "postgres://... (see ./test)")
+        if not broker.startswith(("redis://", "amqp://")):
+            raise pytest.UsageError("HEATWEB_TEST_MODE=distributed needs CELERY_BROKER_URL="
+                                    "redis://... (see ./test)")
+    elif wanted == "embedded" and os.environ.get("DATABASE_URL"):
+        raise pytest.UsageError("HEATWEB_TEST_MODE=embedded but DATABASE_URL is set")
+    _private_broker_for_this_process()
+
+
+_PRIVATE_BROKER_DIR = None
+
+
+def _private_broker_for_this_process():
+    """Embedded mode: tasks this pytest process sends go to a throw-away folder.
+
+    Without this they would land in ``var/broker`` of the checkout, where the
+    worker of a developer's ``./run`` would take them.
+    """
+    global _PRIVATE_BROKER_DIR
+    from django.conf import settings
+
+    if not settings.CELERY_BROKER_URL.startswith(("heatwebfs", "filesystem")):
+        return
+    from heatweb.celery import app
+
+    _PRIVATE_BROKER_DIR = Path(tempfile.mkdtemp(prefix="heatweb-pytest-broker-"))
+    options = dict(settings.CELERY_BROKER_TRANSPORT_OPTIONS)
+    for key, sub in (("data_folder_in", "queue"), ("data_folder_out", "queue"),
+                     ("processed_folder", "processed"), ("control_folder", "control")):
+        (_PRIVATE_BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+        options[key] = str(_PRIVATE_BROKER_DIR / sub)
+    # Celery reads its configuration from the Django settings lazily: change both,
+    # after making it load, so the change sticks whichever is read first.
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = options
+    app.conf.broker_url  # noqa: B018 - loads the configuration
+    app.conf.update(broker_transport_options=options)
+
+
+def pytest_unconfigure(config):
+    if _PRIVATE_BROKER_DIR is not None:
+        shutil.rmtree(_PRIVATE_BROKER_DIR, ignore_errors=True)
+
+
+# The live service -----------------------------------------------------------------------
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _tail(path, lines=60):
+    try:
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+class PostgresDatabase:
+    """A database of the live service's own on the DATABASE_URL's server."""
+
+    def __init__(self, url, suffix="live"):
+        parts = urlsplit(url)
+        self.name = f"{parts.path.lstrip('/') or 'heatweb'}_{suffix}"[:63]
+        self.url = urlunsplit(parts._replace(path="/" + self.name))
+        self.admin_url = urlunsplit(parts._replace(path="/postgres"))
+
+    def _run(self, sql):
+        import psycopg
+
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(sql)
+
+    def create(self):
+        self._run(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+        self._run(f'CREATE DATABASE "{self.name}"')
+
+    def drop(self):
+        self._run(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+
+
+class RedisDatabase:
+    """Another database number on the CELERY_BROKER_URL's Redis server.
+
+    The number given to pytest stays this process's; each live service takes
+    the next one (1..15, never 0), so services never share tasks.
+    """
+
+    taken = 0
+
+    def __init__(self, url, queue):
+        self.queue = queue
+        parts = urlsplit(url)
+        given = int(parts.path.strip("/") or 0)
+        RedisDatabase.taken += 1
+        self.number = ((given - 1 + RedisDatabase.taken) % 15) + 1
+        if self.number == given:
+            self.number = (self.number % 15) + 1
+        self.url = urlunsplit(parts._replace(path=f"/{self.number}"))
+
+    def clear_queue(self):
+        """Drop tasks a crashed earlier run left in this database's queue."""
+        import redis
+
+        client = redis.Redis.from_url(self.url)
+        try:
+            client.delete(self.queue)
+        finally:
+            client.close()
+
+
+class LiveService:
+    """gunicorn + Celery workers as real processes, with an environment of their own."""
+
+    def __init__(self, tmp_dir, *, name="live", workers=2, **settings):
+        self.name = name
+        self.workers = workers
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {**os.environ, "HEATWEB_DATA_DIR": str(tmp_dir),
+                    "HEATWEB_PUBLIC_URL": self.url, "HEATWEB_LOG_LEVEL": "INFO",
+                    "PYTHONUNBUFFERED": "1", "DJANGO_SETTINGS_MODULE": "heatweb.settings",
+                    **settings}
+        self.database = None
+        self.redis = None
+        if os.environ.get("DATABASE_URL"):
+            self.database = PostgresDatabase(os.environ["DATABASE_URL"], suffix=name)
+            self.env["DATABASE_URL"] = self.database.url
+        broker = os.environ.get("CELERY_BROKER_URL", "")
+        if broker.startswith(("redis://", "rediss://")):
+            self.redis = RedisDatabase(broker, f"heatweb-{name}-{self.port}")
+            self.env["CELERY_BROKER_URL"] = self.redis.url
+        # A queue of its own: concurrent test runs on one Redis never take each other's tasks.
+        self.queue = self.env["HEATWEB_QUEUE"] = f"heatweb-{name}-{self.port}"
+        self.processes = {}
+        self.mode = "distributed" if self.database else "embedded"
+
+    # commands ------------------------------------------------------------------------
+
+    def manage(self, *args, check=False, timeout=300):
+        """``manage.py ARGS`` with the service's environment; a CompletedProcess."""
+        return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env,
+                              capture_output=True, text=True, check=check, timeout=timeout)
+
+    def issue_token(self, username, project_name, role="member"):
+        """A new token (``issue_token --json``): token, project_id, endpoint, ..."""
+        done = self.manage("issue_token", username, "--project", project_name, "--role", role,
+                           "--json")
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def heat(self, username=None, project_name=None, role="member"):
+        """A python-heatclient client with a new token (random user/project by default)."""
+        from heatclient import client
+
+        info = self.issue_token(username or f"u-{uuid.uuid4().hex[:8]}",
+                                project_name or f"p-{uuid.uuid4().hex[:8]}", role)
+        return client.Client("1", endpoint=info["endpoint"], token=info["token"])
+
+    # processes -----------------------------------------------------------------------
+
+    def log_path(self, name):
+        return ARTIFACTS / f"{self.mode}-{self.name}-{name}.log"
+
+    def _spawn(self, name, command):
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path(name), "w")  # noqa: SIM115 - closed in stop()
+        self.processes[name] = (subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log,
+                                                 stderr=subprocess.STDOUT,
+                                                 stdin=subprocess.DEVNULL,
+                                                 start_new_session=True), log)
+
+    def start(self, workers=None):
+        workers = self.workers if workers is None else workers
+        if self.database:
+            self.database.create()
+        if self.redis:
+            self.redis.clear_queue()
+        migrated = self.manage("migrate", "--noinput", "-v0")
+        if migrated.returncode:
+            self.stop()
+            raise RuntimeError(f"migrate failed for the live service:\n{migrated.stdout}\n"
+                               f"{migrated.stderr}")
+        self._spawn("web", [str(BIN / "gunicorn"), "heatweb.wsgi", "--bind",
+                            f"127.0.0.1:{self.port}", "--workers", "2", "--threads", "4",
+                            "--timeout", "120"])
+        for number in range(1, workers + 1):
+            self.start_worker(f"w{number}")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            dead = [n for n, (p, _) in self.processes.items() if p.poll() is not None]
+            if dead:
+                break
+            try:
+                if requests.get(self.url + "/healthz", timeout=2).status_code == 200:
+                    return self
+            except requests.RequestException:
+                pass
+            time.sleep(0.2)
+        logs = "\n".join(f"---- {name} ({self.log_path(name)}) ----\n{_tail(self.log_path(name))}"
+                         for name in self.processes)
+        self.stop()
+        raise RuntimeError(f"the live service ({self.mode}) did not start within 60 s:\n{logs}")
+
+    def start_worker(self, name, concurrency=2):
+        self._spawn(name, [str(BIN / "celery"), "-A", "heatweb", "worker", "-Q", self.queue,
+                           "--concurrency", str(concurrency), "-l", "info",
+                           "-n", f"{name}.{self.port}@%h"])
+        return self.processes[name][0]
+
+    def kill_workers(self):
+        """kill -9 every worker process (main and pool children), as a crash would."""
+        for name in [n for n in self.processes if n != "web"]:
+            proc, log = self.processes.pop(name)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+            log.close()
+
+    def stop(self):
+        for proc, _ in self.processes.values():
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        for proc, log in self.processes.values():
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            # The pool processes of a worker share its session: make sure none is left.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            log.close()
+        self.processes = {}
+        if self.database:
+            self.database.drop()
+
+
+@pytest.fixture(scope="session")
+def live_service(tmp_path_factory):
+    """The live service for the run mode the environment selects (see the module doc)."""
+    service = LiveService(tmp_path_factory.mktemp("live")).start()
+    yield service
+    service.stop()
