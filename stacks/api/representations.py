@@ -54,7 +54,7 @@ def stack_detail(stack, links, *, outputs):
     template = stack.raw_template.template or {}
     body.update({
         "template_description": template.get("description", ""),
-        "disable_rollback": stack.disable_rollback, "timeout_mins": stack.timeout_mins,
+        "disable_rollback": stack.disable_rollback, "timeout_mins": _minutes(stack.timeout_mins),
         "capabilities": [], "notification_topics": [],
         "parameters": stack_parameters(stack),
         "outputs": outputs,
@@ -129,3 +129,7 @@ def event_body(event, stack, links, *, detail=False):
         body["resource_type"] = event.resource_type
         body["resource_properties"] = {}
     return body
+
+
+def _minutes(value):
+    return int(value) if value is not None and float(value).is_integer() else value

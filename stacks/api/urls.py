@@ -2,6 +2,9 @@ from django.urls import path, re_path
 
 from stacks.api import meta_views as meta
 from stacks.api import views as v
+from stacks.api.schema import document
+
+document()
 
 S = "stacks/<str:stack_name>/<str:stack_id>"
 

@@ -3,7 +3,7 @@ from django.http import HttpResponseRedirect
 from rest_framework import status
 from rest_framework.response import Response
 
-from heatweb.api import STACK_NAME_RE, TenantAPIView, param_bool, param_int
+from heatweb.api import STACK_NAME_RE, TenantAPIView, param_bool, param_int, param_minutes
 from heatweb.exceptions import BadRequest, EntityNotFound, InvalidActionRequest, \
     StackValidationFailed
 from stacks import selectors
@@ -64,7 +64,7 @@ def stack_input(body, *, require_name=True):
         raise BadRequest("parameters must be a mapping.")
     return dict(template=body.get("template"), environment=body.get("environment"),
                 parameters=params, files=files,
-                timeout_mins=param_int(body.get("timeout_mins"), "timeout_mins"),
+                timeout_mins=param_minutes(body.get("timeout_mins")),
                 tags=_tags(body.get("tags")))
 
 

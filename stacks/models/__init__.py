@@ -3,9 +3,6 @@ from stacks.models.resource import Resource
 from stacks.models.stack import Stack
 from stacks.models.template import RawTemplate
 
-try:  # the simulated cloud's tables
-    from stacks.cloud.models import *  # noqa: F401,F403
-except ImportError:  # pragma: no cover - only while the cloud package is being written
-    pass
+from stacks.cloud.models import SimFault, SimImage, SimServer  # the simulated cloud's tables
 
-__all__ = ["Event", "RawTemplate", "Resource", "Stack"]
+__all__ = ["Event", "RawTemplate", "Resource", "SimFault", "SimImage", "SimServer", "Stack"]

@@ -33,7 +33,7 @@ class Stack(models.Model):
                                related_name="children")
     parent_resource_name = models.CharField(max_length=255, blank=True, default="")
     nested_depth = models.PositiveSmallIntegerField(default=0)
-    timeout_mins = models.PositiveIntegerField(null=True, blank=True)
+    timeout_mins = models.FloatField(null=True, blank=True)
     disable_rollback = models.BooleanField(default=True)
     tags = models.JSONField(default=list, blank=True)
     current_traversal = models.CharField(max_length=36, blank=True, default="")

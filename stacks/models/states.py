@@ -36,8 +36,11 @@ _NOT_LOCKED_FINAL = [s for s in FINAL_STATES if s not in LOCKED_STATES]
 
 STACK_SOURCES = {
     "CREATE": [INIT_COMPLETE],
+    # Convergence: a new update may start while a create or update is in
+    # flight; its traversal supersedes the running one.
     "UPDATE": [s for s in _NOT_LOCKED_FINAL
-               if split(s)[0] not in ("INIT", "SUSPEND", "DELETE")],
+               if split(s)[0] not in ("INIT", "SUSPEND", "DELETE")]
+    + ["CREATE_IN_PROGRESS", "UPDATE_IN_PROGRESS"],
     "DELETE": [s for s in _NOT_LOCKED_FINAL if s != "DELETE_COMPLETE"]
     + ["LOCK_FAILED", "UNLOCK_FAILED"],
     "SUSPEND": [s for s in _NOT_LOCKED_FINAL

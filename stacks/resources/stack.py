@@ -54,7 +54,7 @@ class _ChildStack(ResourcePlugin):
         return nested.nested_delete(self.physical_id)
 
     def check_delete_complete(self, cookie):
-        return cookie is True or nested.nested_progress(self.physical_id, "DELETE")
+        return cookie is True or nested.nested_delete(self.physical_id, first_step=False)
 
     def handle_suspend(self):
         nested.nested_action(self.physical_id, "SUSPEND")
@@ -73,6 +73,18 @@ class _ChildStack(ResourcePlugin):
 
     def check_check_complete(self, cookie):
         return nested.nested_progress(self.physical_id, "CHECK")
+
+    def handle_lock(self):
+        return {"started": nested.nested_lock(self.physical_id, parent_id=self.context.stack_id)}
+
+    def check_lock_complete(self, cookie):
+        return not cookie["started"] or nested.nested_progress(self.physical_id, "LOCK")
+
+    def handle_unlock(self):
+        return {"started": nested.nested_unlock(self.physical_id)}
+
+    def check_unlock_complete(self, cookie):
+        return not cookie["started"] or nested.nested_progress(self.physical_id, "UNLOCK")
 
     def get_reference_id(self):
         return self.physical_id or self.name

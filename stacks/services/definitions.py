@@ -46,7 +46,7 @@ def parse_template(source, files=None):
 def normalize_environment(environment, parameters=None):
     """Heat's environment document with the request's parameters overlaid."""
     if isinstance(environment, str):
-        from stacks.hot.loader import load_text
+        from stacks.hot import load_text
 
         environment = load_text(environment, limits()) if environment.strip() else {}
     environment = dict(environment or {})

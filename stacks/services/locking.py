@@ -45,17 +45,23 @@ def _walk_start(stack, action, *, reason, **fields):
     traversal_begin(stack, traversal_id=traversal_id, graph=graph, reason=reason)
 
 
-def stack_lock(stack, *, level=None, reason="", user=None):
-    """Lock the stack (and nested stacks); at level ``all`` lock/protect resources too."""
+def stack_lock(stack, *, level=None, reason="", user=None, cascade=False):
+    """Lock the stack (and nested stacks); at level ``all`` lock/protect resources too.
+
+    ``cascade``: the lock comes from the parent stack, which already checked
+    who may change it.
+    """
     level = level or "all"
     if level not in LEVELS:
         raise BadRequest(f'Invalid lock level "{level}": must be "all" or "stacks".')
     if reason is not None and not isinstance(reason, str):
         raise BadRequest("The lock reason must be a string.")
-    _require_may_change(stack, user)
+    if not cascade:
+        _require_may_change(stack, user)
     relocking = stack.state in st.LOCKED_STATES or stack.state == "UNLOCK_COMPLETE"
     pre_lock_state = stack.pre_lock_state if relocking else stack.state
     who = user.username if user else "the engine"
+    who = f"{who} (through its parent stack)" if cascade else who
     note = f": {reason}" if reason else ""
     with transaction.atomic():
         _walk_start(stack, "LOCK", reason=f"Stack LOCK started (level {level}) by {who}{note}",
@@ -66,14 +72,15 @@ def stack_lock(stack, *, level=None, reason="", user=None):
     return stack
 
 
-def stack_unlock(stack, *, user=None):
+def stack_unlock(stack, *, user=None, cascade=False):
     """Release the lock, restoring each resource's protection as it was before."""
-    parent = _locked_parent(stack)
-    if parent is not None:
-        raise StackLocked(f"Stack {stack.name} follows the lock of its parent stack "
-                          f"{parent.name}; unlock the parent first.")
-    _require_may_change(stack, user)
-    who = user.username if user else "the engine"
+    if not cascade:
+        parent = _locked_parent(stack)
+        if parent is not None:
+            raise StackLocked(f"Stack {stack.name} follows the lock of its parent stack "
+                              f"{parent.name}; unlock the parent first.")
+        _require_may_change(stack, user)
+    who = user.username if user else ("its parent stack" if cascade else "the engine")
     with transaction.atomic():
         _walk_start(stack, "UNLOCK", reason=f"Stack UNLOCK started by {who}")
     return stack

@@ -31,12 +31,24 @@ def nested_update(child_id, *, template, parameters, files, timeout_mins=None):
                            timeout_mins=timeout_mins)
 
 
-def nested_delete(child_id):
-    """Start deleting the child; True when there is nothing (left) to delete."""
+def nested_delete(child_id, *, first_step=True):
+    """One step of deleting the child; True when there is nothing (left) to delete.
+
+    A child still locked (it follows its parent's lock) is unlocked first,
+    then deleted; a failed delete of ours fails the parent's resource.
+    """
+    from stacks.models import states as st
+    from stacks.resources.base import ResourceFailure
+    from stacks.services import locking
+
     child = nested_get(child_id)
     if child is None or child.deleted_at is not None:
         return True
-    if child.state != "DELETE_IN_PROGRESS":
+    if child.state == "LOCK_COMPLETE":
+        locking.stack_unlock(child, cascade=True)
+    elif child.state == "DELETE_FAILED" and not first_step:
+        raise ResourceFailure(child.status_reason)
+    elif child.state not in st.IN_PROGRESS_STATES:
         lifecycle.stack_delete(child)
     return False
 
@@ -72,3 +84,30 @@ def nested_outputs(child_id):
     if child is None or child.deleted_at is not None:
         return {}
     return {o["output_key"]: o.get("output_value") for o in stack_outputs(child)}
+
+
+def nested_lock(child_id, *, parent_id):
+    """Lock the child at its parent's level; False when it already is (nothing to wait for)."""
+    from stacks.services import locking
+
+    parent = Stack.objects.select_related("locked_by").get(pk=parent_id)
+    child = nested_get(child_id)
+    if child is None or child.deleted_at is not None:
+        return False
+    if child.state == "LOCK_COMPLETE" and child.lock_level == parent.lock_level:
+        return False
+    locking.stack_lock(child, level=parent.lock_level, reason=parent.lock_reason,
+                       user=parent.locked_by, cascade=True)
+    return True
+
+
+def nested_unlock(child_id):
+    """Unlock the child; False when it is not locked (nothing to wait for)."""
+    from stacks.models import states as st
+    from stacks.services import locking
+
+    child = nested_get(child_id)
+    if child is None or child.deleted_at is not None or child.state not in st.LOCKED_STATES:
+        return False
+    locking.stack_unlock(child, cascade=True)
+    return True

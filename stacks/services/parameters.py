@@ -1,5 +1,11 @@
-"""The immutable-parameter rule, one check used by every update path."""
+"""The immutable-parameter rule: one check, used by every update path.
+
+PUT, PATCH, ``clear_parameters``, update previews, the web update form and
+nested stacks whose parameters a parent's update changes all call
+``check_immutable_parameters`` before anything is stored or enqueued.
+"""
 from heatweb.exceptions import ImmutableParameterModified
+from stacks.hot.functions import contains_unresolved
 
 
 def immutable_changes(old_params, new_definition):
@@ -15,9 +21,39 @@ def immutable_changes(old_params, new_definition):
 
 
 def check_immutable_parameters(stack, new_definition):
+    """Raise ImmutableParameterModified naming every offending parameter of this stack or its children."""
     from stacks.services.definitions import definition_cache
 
     old = definition_cache.get(stack.raw_template, stack)
     changed = immutable_changes(old.params, new_definition)
     if changed:
         raise ImmutableParameterModified(*changed)
+    _check_children(stack, new_definition)
+
+
+def _check_children(stack, new_definition):
+    """A parent's update that would pass a changed immutable parameter down is refused too."""
+    from stacks.models import Resource, Stack
+    from stacks.resources.stack import _ChildStack
+    from stacks.services.lifecycle import update_definition
+
+    children = {r.name: r for r in Resource.objects.filter(
+        stack=stack, replaced_by__isnull=True).exclude(physical_resource_id="")
+        .exclude(state__startswith="DELETE")}
+    for name, defn in new_definition.resources.items():
+        cls = new_definition.plugins[name]
+        res = children.get(name)
+        if res is None or res.type != defn.type or not issubclass(cls, _ChildStack):
+            continue
+        child = Stack.objects.filter(pk=res.physical_resource_id, deleted_at__isnull=True) \
+            .select_related("raw_template").first()
+        raw = new_definition.template.resolve(defn.properties, new_definition.params, None)
+        if child is None or contains_unresolved(raw):
+            continue  # values known only at run time: the child's own update checks them
+        plugin = cls(name=name, properties=cls.validate_properties(raw or {}, resource_name=name),
+                     context=None)
+        child_definition, _, _ = update_definition(
+            child, template=plugin._template(), environment=None,
+            parameters=plugin._parameters(), files=new_definition.template.files, patch=False,
+            clear_parameters=())
+        check_immutable_parameters(child, child_definition)

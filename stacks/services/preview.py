@@ -52,7 +52,7 @@ def stack_update_preview(stack, *, template, environment, parameters, files, pat
         changed = {k for k in set(props) | set(old)
                    if props.get(k) is not None and props.get(k) != old.get(k)}
         cls = definition.plugins[name]
-        if res.type != defn.type or (changed and cls.needs_replacement(changed)):
+        if res.type != defn.type or (changed and cls.needs_replacement_for(old, props, changed)):
             changes["replaced"].append(entry)
         elif changed:
             changes["updated"].append(entry)

@@ -1,17 +1,99 @@
-"""Resource signals: a plugin that handles signals receives the data."""
-from heatweb.exceptions import BadRequest
+"""Resource signals: from the API, from signed webhook URLs, from agents.
+
+Every signal goes through ``resource_signal``: a signal to a stack that is
+locked (or whose parent is) is ignored without an error, because alarm
+services retry on errors; an event records it. Otherwise the resource's
+plugin handles it (``handle_signal``) and what it keeps is saved on the
+resource row.
+"""
+import hashlib
+import hmac
+
+from django.conf import settings
+from django.db.models import Q
+
+from heatweb.exceptions import BadRequest, EntityNotFound
+from stacks.models import Resource, Stack
+from stacks.models import states as st
+from stacks.resources.base import PluginContext
 from stacks.selectors import stack_resource
+from stacks.services.events import resource_event
+
+LOCKED_STATES = ("LOCK_IN_PROGRESS", "LOCK_COMPLETE", "LOCK_FAILED", "UNLOCK_IN_PROGRESS",
+                 "UNLOCK_FAILED")
+
+
+def locked_stack_in_chain(stack):
+    """The stack itself or the first ancestor that is locked, or None."""
+    current, depth = stack, 0
+    while current is not None and depth <= settings.HEATWEB["MAX_NESTED_DEPTH"] + 1:
+        if current.state in LOCKED_STATES:
+            return current
+        current = Stack.objects.filter(pk=current.parent_id).first() if current.parent_id \
+            else None
+        depth += 1
+    return None
+
+
+def plugin_instance(stack, res):
+    from stacks.cloud import get_cloud_driver
+    from stacks.services.definitions import definition_cache
+
+    definition = definition_cache.get(stack.raw_template, stack)
+    cls = definition.plugins.get(res.name)
+    if cls is None or res.type != definition.resources[res.name].type:
+        from stacks.services.definitions import plugin_class_for_type
+
+        cls = plugin_class_for_type(res.type, stack.raw_template.environment,
+                                    stack.raw_template.files)
+    context = PluginContext(cloud=get_cloud_driver(), stack_id=str(stack.pk),
+                            stack_name=stack.name, project_id=stack.project_id)
+    return cls(name=res.name, properties=res.properties_data, context=context,
+               physical_id=res.physical_resource_id or None, data=dict(res.plugin_data or {}))
 
 
 def resource_signal(stack, resource_name, details, *, user=None):
-    """Deliver a signal to a resource whose plugin accepts signals."""
-    from stacks.services.definitions import definition_cache
-
+    """Deliver a signal; returns what the plugin answered (None when ignored)."""
     res = stack_resource(stack, resource_name)
-    definition = definition_cache.get(stack.raw_template, stack)
-    cls = definition.plugins.get(res.name)
-    handler = getattr(cls, "signal_handler", None) if cls else None
-    if handler is None:
+    plugin = plugin_instance(stack, res)
+    if not hasattr(plugin, "handle_signal"):
         raise BadRequest(f"Signal resource during {res.action} is not supported "
                          f"for resource {resource_name} of type {res.type}.")
-    return handler(stack=stack, resource=res, details=details, user=user)
+    if stack.action == "DELETE" and stack.status == st.IN_PROGRESS and \
+            not getattr(plugin, "signal_while_deleting", False):
+        return None  # e.g. an alarm for a group that is going away
+    locked = locked_stack_in_chain(stack)
+    if locked is not None:
+        resource_event(res, f"signal ignored: stack is locked ({locked.lock_message()})",
+                       action="SIGNAL", status="COMPLETE").save()
+        return None
+    before = dict(plugin.data)
+    answer = plugin.handle_signal(details if details is not None else {})
+    if plugin.data != before:
+        Resource.objects.filter(pk=res.pk).update(plugin_data=plugin.data)
+    reason = answer if isinstance(answer, str) else "Signal: received"
+    resource_event(res, reason, action="SIGNAL", status="COMPLETE").save()
+    return answer
+
+
+# Signed webhook URLs (alarm_url) ---------------------------------------------------------
+
+def _signature(resource_uuid):
+    key = settings.SECRET_KEY.encode()
+    return hmac.new(key, f"signal:{resource_uuid}".encode(), hashlib.sha256).hexdigest()[:40]
+
+
+def signal_url(resource_uuid):
+    """A URL that signals the resource with a POST and no token (like Heat's alarm_url)."""
+    base = settings.HEATWEB["PUBLIC_URL"].rstrip("/")
+    return f"{base}/webhooks/signal/{resource_uuid}/{_signature(resource_uuid)}"
+
+
+def resource_signal_by_webhook(resource_uuid, signature, details):
+    if not hmac.compare_digest(_signature(resource_uuid), signature):
+        raise EntityNotFound(entity="Signal URL", name=str(resource_uuid))
+    res = Resource.objects.filter(Q(uuid=resource_uuid)).select_related("stack").first()
+    if res is None or res.state == "DELETE_COMPLETE" or res.stack.deleted_at is not None:
+        raise EntityNotFound(entity="Signal URL", name=str(resource_uuid))
+    stack = Stack.objects.select_related("raw_template").get(pk=res.stack_id)
+    return resource_signal(stack, res.name, details)

@@ -26,10 +26,12 @@ class QueryCounter:
     def __init__(self):
         self.count = 0
         self.lock = threading.Lock()
+        self.ignored = threading.local()  # the benchmark's own polling is not counted
 
     def __call__(self, execute, sql, params, many, context):
-        with self.lock:
-            self.count += 1
+        if not getattr(self.ignored, "on", False):
+            with self.lock:
+                self.count += 1
         return execute(sql, params, many, context)
 
     def install(self):
@@ -108,7 +110,9 @@ class Command(BaseCommand):
             began = time.perf_counter()
             stack = start()
             stack_id = stack.pk
+            counter.ignored.on = True
             state = self.wait(stack_id, target, timeout)
+            counter.ignored.on = False
             elapsed = time.perf_counter() - began
             queries = counter.count - before
             peak_mb = rusage.getrusage(rusage.RUSAGE_SELF).ru_maxrss / 1024

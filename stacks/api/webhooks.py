@@ -1,0 +1,17 @@
+"""Signed signal URLs (``alarm_url``): POST without a token, the signature is the secret."""
+from rest_framework import status
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from stacks.services.signals import resource_signal_by_webhook
+
+
+class SignalWebhookApi(APIView):
+    authentication_classes = []
+    permission_classes = [AllowAny]
+
+    def post(self, request, resource_id, signature):
+        data = request.data if isinstance(request.data, dict) else {}
+        resource_signal_by_webhook(resource_id, signature, data)
+        return Response(status=status.HTTP_200_OK)

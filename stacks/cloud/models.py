@@ -1,0 +1,79 @@
+"""Tables of the simulated cloud (servers, images, injected faults)."""
+import uuid
+
+from django.db import models
+
+
+def _new_id():
+    return uuid.uuid4().hex
+
+
+class SimServer(models.Model):
+    """A simulated Nova server."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=_new_id, editable=False)
+    project_id = models.CharField(max_length=64, db_index=True)
+    name = models.CharField(max_length=255)
+    image = models.CharField(max_length=255)
+    flavor = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, default="BUILD")
+    locked = models.BooleanField(default=False)
+    metadata = models.JSONField(default=dict, blank=True)
+    user_data = models.TextField(blank=True, default="")
+    networks = models.JSONField(default=list, blank=True)
+    address = models.CharField(max_length=64, blank=True, default="")
+    ready_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        app_label = "stacks"
+        verbose_name = "simulated server"
+
+    def __str__(self):
+        return f"{self.name} ({self.id})"
+
+
+class SimImage(models.Model):
+    """A simulated Glance image."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=_new_id, editable=False)
+    project_id = models.CharField(max_length=64, db_index=True)
+    name = models.CharField(max_length=255)
+    container_format = models.CharField(max_length=32, blank=True, default="bare")
+    disk_format = models.CharField(max_length=32, blank=True, default="qcow2")
+    location = models.CharField(max_length=1024, blank=True, default="")
+    min_disk = models.IntegerField(default=0)
+    min_ram = models.IntegerField(default=0)
+    protected = models.BooleanField(default=False)
+    visibility = models.CharField(max_length=16, default="private")
+    tags = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=16, default="active")
+    created_at = models.DateTimeField(auto_now_add=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        app_label = "stacks"
+        verbose_name = "simulated image"
+
+    def __str__(self):
+        return f"{self.name} ({self.id})"
+
+
+class SimFault(models.Model):
+    """Makes the named cloud operation fail, for tests and demonstrations."""
+
+    operation = models.CharField(max_length=64, help_text="e.g. server_create, server_lock")
+    project_id = models.CharField(max_length=64, default="*")
+    message = models.CharField(max_length=255, default="Simulated cloud failure")
+    remaining = models.IntegerField(default=1, help_text="0 = every call")
+
+    class Meta:
+        app_label = "stacks"
+        verbose_name = "simulated fault"
+
+    def __str__(self):
+        return f"{self.operation}: {self.message}"
+
+
+__all__ = ["SimFault", "SimImage", "SimServer"]

@@ -1,0 +1,180 @@
+"""The simulated cloud: servers and images as rows in this service's database.
+
+Behaves like Nova and Glance where the engine can tell: servers build for
+``HEATWEB["SIM_BOOT_SECONDS"]`` before they are ACTIVE, a locked server
+refuses delete/suspend/resume/reboot/rebuild, a protected image refuses
+deletion. ``inject_fault`` makes a named operation fail.
+"""
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from stacks.cloud.driver import CloudDriver, CloudError
+from stacks.cloud.models import SimFault, SimImage, SimServer
+
+
+class SimulatedCloud(CloudDriver):
+    """A cloud held in the database (simulated; no real machines)."""
+
+    # Faults ------------------------------------------------------------------------
+
+    @staticmethod
+    def inject_fault(operation, message="Simulated cloud failure", *, project_id="*", times=1):
+        return SimFault.objects.create(operation=operation, message=message,
+                                       project_id=project_id, remaining=times)
+
+    @staticmethod
+    def _fault(operation, project_id):
+        with transaction.atomic():
+            fault = (SimFault.objects.filter(operation=operation,
+                                             project_id__in=("*", project_id or "*"))
+                     .order_by("id").first())
+            if fault is None:
+                return
+            if fault.remaining == 1:
+                fault.delete()
+            elif fault.remaining > 1:
+                SimFault.objects.filter(pk=fault.pk).update(remaining=F("remaining") - 1)
+        raise CloudError(fault.message)
+
+    # Servers -------------------------------------------------------------------------
+
+    def _server(self, server_id, operation=None):
+        server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
+        if server is None:
+            raise CloudError(f"Instance {server_id} could not be found.")
+        if operation:
+            self._fault(operation, server.project_id)
+        return server
+
+    @staticmethod
+    def _refuse_if_locked(server, operation):
+        if server.locked:
+            raise CloudError(f"Instance {server.id} is locked: {operation} is not allowed "
+                             f"(HTTP 409)")
+
+    def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
+                      networks=None):
+        self._fault("server_create", project_id)
+        boot = settings.HEATWEB.get("SIM_BOOT_SECONDS", 0)
+        count = SimServer.objects.count() + 1
+        server = SimServer.objects.create(
+            project_id=project_id, name=name, image=image, flavor=flavor,
+            metadata=metadata or {}, user_data=user_data or "", networks=networks or [],
+            address=f"10.0.{count // 250 % 250}.{count % 250 + 2}",
+            ready_at=timezone.now() + timedelta(seconds=boot))
+        return server.id
+
+    def server_get(self, server_id):
+        server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
+        if server is None:
+            return None
+        return {"id": server.id, "name": server.name, "image": server.image,
+                "flavor": server.flavor, "status": self._status(server),
+                "locked": server.locked, "metadata": server.metadata,
+                "addresses": {"private": [{"addr": server.address, "version": 4}]},
+                "networks": server.networks, "created": server.created_at.isoformat()}
+
+    @staticmethod
+    def _status(server):
+        if server.status == "BUILD" and timezone.now() >= server.ready_at:
+            SimServer.objects.filter(pk=server.pk, status="BUILD").update(status="ACTIVE")
+            server.status = "ACTIVE"
+        return server.status
+
+    def server_status(self, server_id):
+        server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
+        return "DELETED" if server is None else self._status(server)
+
+    def server_update(self, server_id, **fields):
+        server = self._server(server_id, "server_update")
+        if "flavor" in fields:
+            self._refuse_if_locked(server, "resize")
+        allowed = {k: v for k, v in fields.items() if k in ("name", "flavor", "metadata")}
+        SimServer.objects.filter(pk=server.pk).update(**allowed)
+
+    def server_delete(self, server_id):
+        server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
+        if server is None:
+            return  # already gone: deleting is idempotent
+        self._fault("server_delete", server.project_id)
+        self._refuse_if_locked(server, "delete")
+        SimServer.objects.filter(pk=server.pk).update(deleted_at=timezone.now(),
+                                                      status="DELETED")
+
+    def server_suspend(self, server_id):
+        server = self._server(server_id, "server_suspend")
+        self._refuse_if_locked(server, "suspend")
+        if self._status(server) not in ("ACTIVE", "SUSPENDED"):
+            raise CloudError(f"Cannot suspend instance {server_id} while it is {server.status}")
+        SimServer.objects.filter(pk=server.pk).update(status="SUSPENDED")
+
+    def server_resume(self, server_id):
+        server = self._server(server_id, "server_resume")
+        self._refuse_if_locked(server, "resume")
+        if server.status not in ("ACTIVE", "SUSPENDED"):
+            raise CloudError(f"Cannot resume instance {server_id} while it is {server.status}")
+        SimServer.objects.filter(pk=server.pk).update(status="ACTIVE")
+
+    def server_reboot(self, server_id):
+        server = self._server(server_id, "server_reboot")
+        self._refuse_if_locked(server, "reboot")
+
+    def server_rebuild(self, server_id, image):
+        server = self._server(server_id, "server_rebuild")
+        self._refuse_if_locked(server, "rebuild")
+        SimServer.objects.filter(pk=server.pk).update(image=image)
+
+    def server_lock(self, server_id):
+        server = self._server(server_id, "server_lock")
+        SimServer.objects.filter(pk=server.pk).update(locked=True)
+
+    def server_unlock(self, server_id):
+        server = self._server(server_id, "server_unlock")
+        SimServer.objects.filter(pk=server.pk).update(locked=False)
+
+    # Images --------------------------------------------------------------------------
+
+    _IMAGE_FIELDS = ("name", "container_format", "disk_format", "location", "min_disk",
+                     "min_ram", "protected", "visibility", "tags")
+
+    def _image(self, image_id, operation=None):
+        image = SimImage.objects.filter(pk=image_id, deleted_at__isnull=True).first()
+        if image is None:
+            raise CloudError(f"Image {image_id} could not be found.")
+        if operation:
+            self._fault(operation, image.project_id)
+        return image
+
+    def image_create(self, *, project_id, name, **fields):
+        self._fault("image_create", project_id)
+        values = {k: v for k, v in fields.items() if k in self._IMAGE_FIELDS and v is not None}
+        return SimImage.objects.create(project_id=project_id, name=name, **values).id
+
+    def image_get(self, image_id):
+        image = SimImage.objects.filter(pk=image_id, deleted_at__isnull=True).first()
+        if image is None:
+            return None
+        return {"id": image.id, "status": image.status,
+                **{k: getattr(image, k) for k in self._IMAGE_FIELDS}}
+
+    def image_update(self, image_id, **fields):
+        image = self._image(image_id, "image_update")
+        values = {k: v for k, v in fields.items() if k in self._IMAGE_FIELDS and v is not None}
+        SimImage.objects.filter(pk=image.pk).update(**values)
+
+    def image_delete(self, image_id):
+        image = SimImage.objects.filter(pk=image_id, deleted_at__isnull=True).first()
+        if image is None:
+            return
+        self._fault("image_delete", image.project_id)
+        if image.protected:
+            raise CloudError(f"Image {image_id} is protected and cannot be deleted (HTTP 403)")
+        SimImage.objects.filter(pk=image.pk).update(deleted_at=timezone.now(), status="deleted")
+
+    def image_protect(self, image_id, protected):
+        image = self._image(image_id, "image_protect")
+        SimImage.objects.filter(pk=image.pk).update(protected=bool(protected))

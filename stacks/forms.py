@@ -1,0 +1,127 @@
+"""Forms generated from a template's parameters, for the launch and update pages.
+
+Typing and constraints come from the template's own ``ParamSchema`` (the
+same code the API uses), and the update form asks the one immutable-
+parameter check, so a tampered POST is refused exactly as the API refuses.
+"""
+import json
+
+from django import forms
+
+from heatweb.exceptions import HeatError, ImmutableParameterModified
+from stacks.services.definitions import normalize_environment, parse_template
+
+
+def _field(schema, *, immutable_note):
+    label = schema.label or schema.name
+    help_text = schema.description or ""
+    attrs = {}
+    if immutable_note and schema.immutable:
+        attrs["readonly"] = "readonly"
+        help_text = (help_text + " " if help_text else "") + \
+            "Immutable: this value cannot be changed by an update."
+    common = {"label": label, "help_text": help_text, "required": schema.default is None}
+    if schema.type == "boolean":
+        return forms.BooleanField(**{**common, "required": False},
+                                  widget=forms.CheckboxInput(attrs=attrs))
+    if schema.type == "json":
+        return forms.CharField(**common, widget=forms.Textarea(attrs={"rows": 3, **attrs}))
+    if schema.hidden:
+        return forms.CharField(**common, widget=forms.PasswordInput(attrs=attrs,
+                                                                     render_value=True))
+    return forms.CharField(**common, widget=forms.TextInput(attrs=attrs))
+
+
+def _shown(schema, value):
+    if value is None:
+        return None
+    if schema.type == "json":
+        return json.dumps(value)
+    if schema.type == "comma_delimited_list" and isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return value
+
+
+class StackParametersForm(forms.Form):
+    """One field per template parameter, typed and constrained by the template."""
+
+    immutable_note = False
+
+    def __init__(self, *args, template, files=None, initial_values=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.template = parse_template(template, files or {})
+        self.schemas = self.template.param_schemas
+        values = initial_values or {}
+        for name, schema in self.schemas.items():
+            field = _field(schema, immutable_note=self.immutable_note)
+            field.initial = _shown(schema, values.get(name, schema.default))
+            self.fields[name] = field
+
+    def clean(self):
+        cleaned = super().clean()
+        for name, schema in self.schemas.items():
+            value = cleaned.get(name)
+            if value in (None, "") and schema.type != "boolean":
+                cleaned.pop(name, None)
+                continue
+            try:
+                cleaned[name] = schema.coerce(value)
+            except HeatError as error:
+                self.add_error(name, error.message)
+        return cleaned
+
+    def parameter_groups(self):
+        """``[(label, [bound fields])]`` in the template's parameter_groups order."""
+        grouped, seen = [], set()
+        for group in self.template.parameter_groups:
+            names = [n for n in group.get("parameters", []) if n in self.fields]
+            seen.update(names)
+            grouped.append((group.get("label") or "Parameters", [self[n] for n in names]))
+        rest = [self[n] for n in self.fields if n not in seen]
+        if rest:
+            grouped.append(("Parameters" if not grouped else "Other parameters", rest))
+        return grouped
+
+
+class StackUpdateForm(StackParametersForm):
+    """Update form: current values filled in, immutable fields read-only and checked."""
+
+    immutable_note = True
+
+    def __init__(self, *args, stack, template=None, files=None, **kwargs):
+        from stacks.services.definitions import definition_cache
+
+        self.stack = stack
+        raw = stack.raw_template
+        current = definition_cache.get(raw, stack).params
+        super().__init__(*args, template=template or raw.template,
+                         files=files if files is not None else raw.files,
+                         initial_values={n: current[n] for n in current.schemas}, **kwargs)
+
+    def clean(self):
+        from stacks.services.lifecycle import update_definition
+        from stacks.services.parameters import check_immutable_parameters
+
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        try:
+            definition, _, _ = update_definition(
+                self.stack, template=self.template.raw, environment=None,
+                parameters={n: cleaned[n] for n in self.schemas if n in cleaned},
+                files=self.template.files, patch=False, clear_parameters=())
+            check_immutable_parameters(self.stack, definition)
+        except ImmutableParameterModified as error:
+            for name in error.names:
+                if name in self.fields:
+                    self.add_error(name, "This parameter is immutable and may not be updated.")
+                else:
+                    self.add_error(None, error.message)
+        except HeatError as error:
+            self.add_error(None, error.message)
+        return cleaned
+
+
+def environment_from_text(text):
+    """The environment a page's text area holds (YAML or JSON), normalized."""
+    return normalize_environment(text or {})

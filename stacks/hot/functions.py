@@ -1,0 +1,359 @@
+"""Intrinsic functions: resolving a template snippet to plain data.
+
+A ``Resolver`` resolves one snippet against typed parameters and a resource
+lookup. With no lookup (validation, previews) ``get_resource`` and
+``get_attr`` yield ``UNRESOLVED``, and so does any function whose arguments
+contain it. Argument and reference errors are raised as Heat's errors with
+the path they occurred at, so the same pass validates a template.
+"""
+import base64
+import hashlib
+import itertools
+import json
+import re
+
+from heatweb.exceptions import InvalidTemplate, InvalidTemplateReference, StackValidationFailed
+from stacks.hot.values import UNRESOLVED
+from stacks.hot.versions import ALL_FUNCTIONS
+
+_LOOKS_LIKE_FUNCTION = re.compile(r"^(Fn::|get_|str_|list_|map_)")
+CONDITION_FUNCTIONS = {"equals", "not", "and", "or", "contains", "get_param"}
+
+
+def contains_unresolved(value):
+    if value is UNRESOLVED:
+        return True
+    if isinstance(value, dict):
+        return any(contains_unresolved(v) for v in value.values())
+    if isinstance(value, list):
+        return any(contains_unresolved(v) for v in value)
+    return False
+
+
+def function_name(snippet, functions):
+    """The function a one-key mapping calls, or None for plain data; raises for unknown ones."""
+    if not isinstance(snippet, dict) or len(snippet) != 1:
+        return None
+    (key,) = snippet
+    if key in functions:
+        return key
+    if key in ALL_FUNCTIONS or _LOOKS_LIKE_FUNCTION.match(str(key)):
+        raise InvalidTemplate(f'"{key}" is not a valid function for this template version '
+                              f'(only: {", ".join(sorted(f for f in functions if "::" not in f))})')
+    return None
+
+
+def _text(value):
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class Resolver:
+    """Resolves snippets of one template for one set of parameters and resources."""
+
+    def __init__(self, template, params, lookup=None):
+        self.template = template
+        self.params = params
+        self.lookup = lookup
+        self.functions = template.functions
+
+    def resolve(self, snippet, path):
+        name = function_name(snippet, self.functions)
+        if name is not None:
+            handler = getattr(self, "fn_" + name.replace("::", "_").lower(), None)
+            if handler is None:
+                raise InvalidTemplate(f'{path}: the function "{name}" is not supported')
+            return handler(snippet[name], f"{path}.{name}")
+        if isinstance(snippet, dict):
+            return {k: self.resolve(v, f"{path}.{k}") for k, v in snippet.items()}
+        if isinstance(snippet, list):
+            return [self.resolve(v, f"{path}[{i}]") for i, v in enumerate(snippet)]
+        return snippet
+
+    def _args(self, args, path, *, kind, size=None):
+        resolved = self.resolve(args, path)
+        if resolved is UNRESOLVED:
+            return UNRESOLVED
+        if not isinstance(resolved, kind) or (size and not size[0] <= len(resolved) <= size[1]):
+            raise StackValidationFailed(f"{path}: Arguments to \"{path.rsplit('.', 1)[-1]}\" "
+                                        f"are not valid")
+        return resolved
+
+    # References -----------------------------------------------------------------
+
+    def fn_get_param(self, args, path):
+        args = self.resolve(args, path)
+        if contains_unresolved(args):
+            return UNRESOLVED
+        name, steps = (args, []) if isinstance(args, str) else (
+            (args[0], args[1:]) if isinstance(args, list) and args else (None, None))
+        if not isinstance(name, str):
+            raise StackValidationFailed(f"{path}: Function \"get_param\" must have a parameter "
+                                        f"name")
+        if name not in self.params:
+            raise InvalidTemplateReference(resource=name, key=path)
+        value = self.params[name]
+        for step in steps:
+            value = _index(value, step, path)
+        return value
+
+    def fn_get_resource(self, name, path):
+        name = self.resolve(name, path)
+        if not isinstance(name, str):
+            raise StackValidationFailed(f"{path}: Argument to \"get_resource\" must be a string")
+        if name not in self.template.resources:
+            raise InvalidTemplateReference(resource=name, key=path)
+        if self.lookup is None:
+            return UNRESOLVED
+        return self.lookup.get_reference_id(name)
+
+    def fn_get_attr(self, args, path):
+        args = self._args(args, path, kind=list, size=(1, 100))
+        if args is UNRESOLVED or not args:
+            return UNRESOLVED
+        name = args[0]
+        if not isinstance(name, str) or name not in self.template.resources:
+            raise InvalidTemplateReference(resource=name, key=path)
+        if self.lookup is None:
+            return UNRESOLVED
+        if len(args) == 1:
+            return getattr(self.lookup, "get_attributes", lambda n: None)(name)
+        return self.lookup.get_attribute(name, *args[1:])
+
+    def fn_get_file(self, key, path):
+        key = self.resolve(key, path)
+        if not isinstance(key, str):
+            raise StackValidationFailed(f"{path}: Argument to \"get_file\" must be a string")
+        files = self.template.files
+        if key not in files:
+            raise InvalidTemplate(f'No content found in the "files" section for get_file path: '
+                                  f'{key}')
+        return files[key]
+
+    # Strings and lists ---------------------------------------------------------------
+
+    def fn_str_replace(self, args, path, strict=False):
+        args = self._args(args, path, kind=dict)
+        if args is UNRESOLVED or contains_unresolved(args):
+            return UNRESOLVED
+        template, params = args.get("template"), args.get("params")
+        if not isinstance(template, str) or not isinstance(params, dict) or set(args) - {
+                "template", "params"}:
+            raise StackValidationFailed(f'{path}: "str_replace" needs "template" (a string) '
+                                        f'and "params" (a mapping)')
+        for key in params:
+            if strict and str(key) not in template:
+                raise StackValidationFailed(f'{path}: The following params were not found in '
+                                            f'the template: {key}')
+        keys = sorted((str(k) for k in params), key=len, reverse=True)
+        if not keys:
+            return template
+        pattern = re.compile("|".join(re.escape(k) for k in keys))
+        values = {str(k): _text(v) for k, v in params.items()}
+        return pattern.sub(lambda m: values[m.group(0)], template)
+
+    def fn_str_replace_strict(self, args, path):
+        return self.fn_str_replace(args, path, strict=True)
+
+    fn_str_replace_vstrict = fn_str_replace_strict
+
+    def fn_list_join(self, args, path):
+        args = self._args(args, path, kind=list, size=(2, 100))
+        if args is UNRESOLVED or contains_unresolved(args):
+            return UNRESOLVED
+        delim, *lists = args
+        items = []
+        for part in lists:
+            if isinstance(part, str):
+                part = json.loads(part) if part.startswith("[") else [part]
+            if not isinstance(part, list):
+                raise StackValidationFailed(f'{path}: "list_join" joins lists')
+            items.extend(part)
+        return str(delim).join(_text(i) for i in items)
+
+    def fn_str_split(self, args, path):
+        args = self._args(args, path, kind=list, size=(2, 3))
+        if args is UNRESOLVED or contains_unresolved(args):
+            return UNRESOLVED
+        parts = str(args[1]).split(str(args[0]))
+        return _index(parts, args[2], path) if len(args) == 3 else parts
+
+    def fn_map_merge(self, args, path):
+        args = self._args(args, path, kind=list)
+        if args is UNRESOLVED or contains_unresolved(args):
+            return UNRESOLVED
+        merged = {}
+        for item in args:
+            if not isinstance(item, dict):
+                raise StackValidationFailed(f'{path}: "map_merge" merges mappings')
+            merged.update(item)
+        return merged
+
+    def fn_map_replace(self, args, path):
+        args = self._args(args, path, kind=list, size=(2, 2))
+        if args is UNRESOLVED or contains_unresolved(args):
+            return UNRESOLVED
+        source, spec = args
+        if not isinstance(source, dict) or not isinstance(spec, dict):
+            raise StackValidationFailed(f'{path}: "map_replace" takes a mapping and a spec')
+        keys, values = spec.get("keys") or {}, spec.get("values") or {}
+        return {keys.get(k, k): values.get(v, v) if isinstance(v, (str, int)) else v
+                for k, v in source.items()}
+
+    def fn_repeat(self, args, path):
+        args = self._args(args, path, kind=dict)
+        if args is UNRESOLVED or contains_unresolved(args):
+            return UNRESOLVED
+        for_each, template = args.get("for_each"), args.get("template")
+        if not isinstance(for_each, dict) or template is None:
+            raise StackValidationFailed(f'{path}: "repeat" needs "for_each" and "template"')
+        names = list(for_each)
+        lists = [for_each[n] if isinstance(for_each[n], list) else [] for n in names]
+        combos = itertools.product(*lists) if args.get("permutations", True) else zip(*lists)
+        return [_substitute(template, dict(zip(names, combo))) for combo in combos]
+
+    def fn_digest(self, args, path):
+        args = self._args(args, path, kind=list, size=(2, 2))
+        if args is UNRESOLVED or contains_unresolved(args):
+            return UNRESOLVED
+        algorithm, value = args
+        if algorithm not in hashlib.algorithms_available:
+            raise StackValidationFailed(f"{path}: Algorithm {algorithm} is not available")
+        return hashlib.new(algorithm, str(value).encode()).hexdigest()
+
+    def fn_list_concat(self, args, path, unique=False):
+        args = self._args(args, path, kind=list)
+        if args is UNRESOLVED or contains_unresolved(args):
+            return UNRESOLVED
+        out = []
+        for item in args:
+            if not isinstance(item, list):
+                raise StackValidationFailed(f'{path}: "list_concat" concatenates lists')
+            out.extend(i for i in item if not unique or i not in out)
+        return out
+
+    def fn_list_concat_unique(self, args, path):
+        return self.fn_list_concat(args, path, unique=True)
+
+    def fn_filter(self, args, path):
+        args = self._args(args, path, kind=list, size=(2, 2))
+        if args is UNRESOLVED or contains_unresolved(args):
+            return UNRESOLVED
+        remove, items = args
+        return [i for i in (items or []) if i not in (remove or [])]
+
+    def fn_make_url(self, args, path):
+        args = self._args(args, path, kind=dict)
+        if args is UNRESOLVED or contains_unresolved(args):
+            return UNRESOLVED
+        port = f":{args['port']}" if args.get("port") else ""
+        query = "&".join(f"{k}={v}" for k, v in (args.get("query") or {}).items())
+        return (f"{args.get('scheme', 'http')}://{args.get('host', '')}{port}"
+                f"{args.get('path', '')}" + (f"?{query}" if query else ""))
+
+    def fn_yaql(self, args, path):
+        raise InvalidTemplate(f'{path}: the "yaql" function is not supported by this service')
+
+    fn_resource_facade = fn_yaql
+
+    # Conditions ---------------------------------------------------------------------
+
+    def fn_if(self, args, path):
+        if not isinstance(args, list) or len(args) not in (2, 3):
+            raise StackValidationFailed(f'{path}: Arguments to "if" must be of the form '
+                                        f'[condition_name, value_if_true, value_if_false]')
+        chosen = args[1] if self.template.condition_value(args[0], self.params, path) else (
+            args[2] if len(args) == 3 else None)
+        return self.resolve(chosen, path)
+
+    def fn_equals(self, args, path):
+        args = self._args(args, path, kind=list, size=(2, 2))
+        return args[0] == args[1]
+
+    def fn_not(self, args, path):
+        return not self.template.condition_value(args, self.params, path)
+
+    def fn_and(self, args, path):
+        if not isinstance(args, list) or len(args) < 2:
+            raise StackValidationFailed(f'{path}: "and" takes a list of at least 2 conditions')
+        return all(self.template.condition_value(a, self.params, path) for a in args)
+
+    def fn_or(self, args, path):
+        if not isinstance(args, list) or len(args) < 2:
+            raise StackValidationFailed(f'{path}: "or" takes a list of at least 2 conditions')
+        return any(self.template.condition_value(a, self.params, path) for a in args)
+
+    def fn_contains(self, args, path):
+        args = self._args(args, path, kind=list, size=(2, 2))
+        if args is UNRESOLVED or contains_unresolved(args):
+            return UNRESOLVED
+        return args[0] in (args[1] or [])
+
+    # CloudFormation functions of HOT 2013-05-23 ------------------------------------
+
+    def fn_fn_join(self, args, path):
+        args = self._args(args, path, kind=list, size=(2, 2))
+        if args is UNRESOLVED or contains_unresolved(args):
+            return UNRESOLVED
+        return str(args[0]).join(_text(i) for i in args[1])
+
+    def fn_fn_select(self, args, path):
+        args = self._args(args, path, kind=list, size=(2, 2))
+        if args is UNRESOLVED or contains_unresolved(args):
+            return UNRESOLVED
+        return _index(args[1], args[0], path)
+
+    def fn_fn_base64(self, args, path):
+        value = self.resolve(args, path)
+        if contains_unresolved(value):
+            return UNRESOLVED
+        return base64.b64encode(_text(value).encode()).decode()
+
+
+def _index(value, step, path):
+    try:
+        if isinstance(value, list):
+            return value[int(step)]
+        if isinstance(value, dict):
+            return value[step]
+    except (KeyError, IndexError, ValueError, TypeError):
+        pass
+    raise StackValidationFailed(f"{path}: cannot take item {step!r} of {_text(value)[:80]}")
+
+
+def _substitute(template, values):
+    if isinstance(template, str):
+        for name, value in values.items():
+            template = template.replace(str(name), _text(value))
+        return template
+    if isinstance(template, dict):
+        return {_substitute(k, values): _substitute(v, values) for k, v in template.items()}
+    if isinstance(template, list):
+        return [_substitute(v, values) for v in template]
+    return template
+
+
+def references(snippet, functions):
+    """Names of resources a snippet refers to with get_resource or get_attr."""
+    found = set()
+    stack = [snippet]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if len(item) == 1:
+                (key,) = item
+                value = item[key]
+                if key == "get_resource" and isinstance(value, str):
+                    found.add(value)
+                elif key == "get_attr" and isinstance(value, list) and value and \
+                        isinstance(value[0], str):
+                    found.add(value[0])
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found

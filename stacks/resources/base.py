@@ -1,0 +1,178 @@
+"""The resource plugin protocol.
+
+A plugin is a class with a declarative ``properties_schema`` and
+``attributes_schema`` and two-phase actions: ``handle_<action>()`` starts the
+work and returns a JSON-serialisable cookie, ``check_<action>_complete(cookie)``
+is polled (by a delayed task, possibly in another worker and on a new plugin
+instance) until it returns True. What a later phase needs lives in the
+cookie, ``physical_id`` or ``data``. Plugins talk to their backend only:
+they never touch stack state or enqueue tasks. Raising fails the resource
+with the error's message.
+"""
+import time
+from dataclasses import dataclass
+
+from heatweb.exceptions import StackValidationFailed
+from stacks.hot.values import UNRESOLVED
+from stacks.resources.schema import PropertyError
+
+
+class ResourceFailure(Exception):
+    """An action of a resource failed; the message is the reason users see."""
+
+
+@dataclass
+class PluginContext:
+    cloud: object
+    stack_id: str
+    stack_name: str
+    project_id: str
+
+
+def wait_cookie(seconds):
+    """A cookie for "complete once ``seconds`` have passed" (never sleep in a worker)."""
+    return {"until": time.time() + float(seconds)} if seconds else None
+
+
+def waited(cookie):
+    return not cookie or not isinstance(cookie, dict) or time.time() >= cookie.get("until", 0)
+
+
+class ResourcePlugin:
+    """Base class: validation from the schema and do-nothing actions."""
+
+    type_name = ""
+    properties_schema = {}
+    attributes_schema = {}
+    allow_unknown_properties = False
+
+    def __init__(self, *, name, properties, context, physical_id=None, data=None):
+        self.name = name
+        self.properties = properties or {}
+        self.context = context
+        self.physical_id = physical_id
+        self.data = data if data is not None else {}
+
+    # Schema ----------------------------------------------------------------------
+
+    @classmethod
+    def validate_properties(cls, raw, *, resource_name):
+        """Typed properties with defaults; StackValidationFailed in Heat's words otherwise."""
+        where = f"Property error: resources.{resource_name}.properties"
+        if not isinstance(raw, dict):
+            raise StackValidationFailed(f"{where}: properties must be a mapping")
+        out = {}
+        for key, value in raw.items():
+            prop = cls.properties_schema.get(key)
+            if prop is None:
+                if not cls.allow_unknown_properties:
+                    raise StackValidationFailed(f"{where}: Unknown Property {key}")
+                out[key] = value
+                continue
+            if value is None:
+                continue
+            try:
+                out[key] = prop.coerce(value)
+            except PropertyError as error:
+                raise StackValidationFailed(f"{where}.{key}: {error}") from None
+        for key, prop in cls.properties_schema.items():
+            if key in out:
+                continue
+            if prop.required:
+                raise StackValidationFailed(f"{where}: Property {key} not assigned")
+            if prop.default is not None:
+                out[key] = prop.default
+        return out
+
+    @classmethod
+    def needs_replacement(cls, changed):
+        """True when a changed property cannot be updated in place."""
+        if cls.allow_unknown_properties and not cls.properties_schema:
+            return False
+        return any(not (cls.properties_schema.get(k) and cls.properties_schema[k].update_allowed)
+                   for k in changed)
+
+    @classmethod
+    def needs_replacement_for(cls, old_properties, new_properties, changed):
+        """The engine's update-or-replace question; plugins may look at the values."""
+        return cls.needs_replacement(changed)
+
+    @classmethod
+    def schema_doc(cls):
+        return {
+            "resource_type": cls.type_name,
+            "description": (cls.__doc__ or "").strip(),
+            "properties": {k: p.doc() for k, p in cls.properties_schema.items()},
+            "attributes": {k: {"description": a.description, **({"type": a.type} if a.type else {})}
+                           for k, a in cls.attributes_schema.items()},
+            "support_status": {"status": "SUPPORTED", "version": None, "message": None,
+                               "previous_status": None},
+        }
+
+    # Actions -------------------------------------------------------------------------
+
+    def handle_create(self):
+        return None
+
+    def check_create_complete(self, cookie):
+        return waited(cookie)
+
+    def handle_update(self, new_properties, changed):
+        self.properties = new_properties
+        return None
+
+    def check_update_complete(self, cookie):
+        return waited(cookie)
+
+    def handle_delete(self):
+        return None
+
+    def check_delete_complete(self, cookie):
+        return waited(cookie)
+
+    def handle_suspend(self):
+        return None
+
+    def check_suspend_complete(self, cookie):
+        return waited(cookie)
+
+    def handle_resume(self):
+        return None
+
+    def check_resume_complete(self, cookie):
+        return waited(cookie)
+
+    def handle_check(self):
+        return None
+
+    def check_check_complete(self, cookie):
+        return waited(cookie)
+
+    def handle_lock(self):
+        return None
+
+    def check_lock_complete(self, cookie):
+        return True
+
+    def handle_unlock(self):
+        return None
+
+    def check_unlock_complete(self, cookie):
+        return True
+
+    # Reference and attributes ------------------------------------------------------------
+
+    def get_reference_id(self):
+        return self.physical_id or self.name
+
+    def get_attribute(self, name, *path):
+        return None
+
+    def attributes(self):
+        """Every attribute's current value; the engine stores them after each action."""
+        values = {}
+        for name in self.attributes_schema:
+            value = self.get_attribute(name)
+            if value is not UNRESOLVED:
+                values[name] = value
+        return values
