@@ -1,7 +1,14 @@
-"""Admin: sync points, traversals and engines, read-only."""
-from django.contrib import admin
+"""Admin: sync points, traversals and engines, read-only; releasing a dead engine's locks.
 
+Nothing here writes a state: releasing locks goes through the same recovery
+service the engines use (the resource's django-fsm ``mark_failed``).
+"""
+from django.contrib import admin, messages
+
+from convergence.engines import engine_alive
 from convergence.models import Engine, SyncPoint, Traversal
+from convergence.recovery import recover_resource
+from stacks.models import Resource
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -14,18 +21,52 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(SyncPoint)
 class SyncPointAdmin(ReadOnlyAdmin):
-    list_display = ("entity_id", "is_update", "stack", "traversal_id", "atomic_key", "updated_at")
+    list_display = ("entity_id", "is_update", "stack", "traversal_id", "ready", "atomic_key",
+                    "updated_at")
     list_filter = ("is_update", "stack", "traversal_id")
-    search_fields = ("entity_id", "traversal_id")
+    search_fields = ("entity_id", "traversal_id", "stack__name")
+    readonly_fields = ("entity_id", "traversal_id", "is_update", "stack", "atomic_key",
+                       "predecessors", "successors", "input_data", "created_at", "updated_at")
+
+    @admin.display(boolean=True)
+    def ready(self, obj):
+        return set(obj.predecessors) <= set(obj.input_data)
 
 
 @admin.register(Traversal)
 class TraversalAdmin(ReadOnlyAdmin):
-    list_display = ("id", "stack", "action", "node_count", "created_at", "finished_at", "outcome")
-    list_filter = ("action", "outcome")
+    list_display = ("id", "stack", "action", "current", "node_count", "created_at",
+                    "finished_at", "outcome")
+    list_filter = ("action", "outcome", "stack")
     search_fields = ("id", "stack__name")
+
+    @admin.display(boolean=True)
+    def current(self, obj):
+        return obj.stack.current_traversal == str(obj.pk)
 
 
 @admin.register(Engine)
 class EngineAdmin(ReadOnlyAdmin):
-    list_display = ("id", "hostname", "pid", "started_at", "last_heartbeat", "stopped_at")
+    list_display = ("id", "hostname", "pid", "alive", "last_heartbeat", "locks_held",
+                    "started_at", "stopped_at")
+    actions = ["release_locks"]
+
+    @admin.display(boolean=True)
+    def alive(self, obj):
+        return engine_alive(obj.pk)
+
+    def locks_held(self, obj):
+        return Resource.objects.filter(engine_id=obj.pk).count()
+
+    @admin.action(description="Release the resource locks of the selected dead engines")
+    def release_locks(self, request, queryset):
+        released = 0
+        for engine in queryset:
+            if engine_alive(engine.pk):
+                self.message_user(request, f"{engine.pk} is alive: its locks were kept.",
+                                  messages.WARNING)
+                continue
+            for res in Resource.objects.filter(engine_id=engine.pk):
+                recover_resource(res, engine.pk)
+                released += 1
+        self.message_user(request, f"Released {released} resource lock(s).")

@@ -33,7 +33,7 @@ WALK_SKIP_WHEN_DONE = ("SUSPEND", "RESUME", "LOCK", "UNLOCK")
 
 @dataclass
 class Outcome:
-    kind: str  # done | waiting | failed | locked
+    kind: str  # done | waiting | failed | locked | retry
     data: dict | None = None
     reason: str = ""
 
@@ -125,6 +125,28 @@ def _lock_and_begin(res, action):
     return bool(updated)
 
 
+def _locked_elsewhere(res):
+    """Another engine holds the resource: if it is dead, break its lock and run the node again.
+
+    Alive: do nothing and do not propagate; the holder retriggers this
+    node in the current traversal when it finishes.
+    """
+    from convergence.engines import engine_alive
+    from convergence.recovery import lock_break
+
+    fresh = Resource.objects.filter(pk=res.pk).first()
+    if fresh is None:
+        return DONE_EMPTY
+    if fresh.engine_id is None:
+        if fresh.status == st.IN_PROGRESS and fresh.action_cookie is None:
+            return Outcome("locked")  # its holder is finishing; it retriggers this node
+        return Outcome("retry")  # it was released meanwhile: read it again and retry
+    if engine_alive(fresh.engine_id):
+        return Outcome("locked")
+    lock_break(fresh, fresh.engine_id)
+    return Outcome("retry")
+
+
 def _save_and_unlock(res, **extra):
     fields = dict(state=res.state, status_reason=res.status_reason, engine_id=None,
                   atomic_key=F("atomic_key") + 1, action_cookie=None,
@@ -136,9 +158,12 @@ def _save_and_unlock(res, **extra):
 
 
 def action_start(ctx, res, action, plugin, *, props=None, pending=None, args=()):
+    if res.engine_id is not None or (res.status == st.IN_PROGRESS and action not in
+                                      STATELESS_ACTIONS):
+        return _locked_elsewhere(res)  # another engine is working on it
     try:
         if not _lock_and_begin(res, action):
-            return Outcome("locked")
+            return _locked_elsewhere(res)
     except TransitionNotAllowed:
         return Outcome("failed", reason=(
             f"Resource {action} failed: Error: resources.{res.name}: "

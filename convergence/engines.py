@@ -1,14 +1,103 @@
-"""This process's engine identity (each worker process is one engine)."""
+"""Engines: every worker process is one, with an id, a heartbeat and a liveness check.
+
+An engine registers itself the first time it asks for its id and then
+beats from a daemon thread every ``ENGINE_HEARTBEAT_SECONDS``; one that has
+not beaten for ``ENGINE_DEAD_AFTER_SECONDS`` is dead. The same thread runs
+the sweep (``convergence.recovery``) now and then, so locks of dead engines
+are broken and stalled stacks are failed even when no request comes.
+"""
+import logging
 import os
 import socket
+import threading
 import uuid
+from datetime import timedelta
 
+from django.conf import settings
+from django.db import close_old_connections
+from django.utils import timezone
+
+log = logging.getLogger(__name__)
 _identity = {}
 
 
 def engine_id():
-    """A stable id for this process; a forked child gets its own."""
+    """This process's engine id; a forked child gets its own and registers it."""
     pid = os.getpid()
     if _identity.get("pid") != pid:
         _identity.update(pid=pid, id=f"{socket.gethostname()}:{pid}:{uuid.uuid4().hex[:8]}")
+        _register(_identity["id"], pid)
     return _identity["id"]
+
+
+def _register(ident, pid):
+    from convergence.models import Engine
+
+    node = os.environ.get("HEATWEB_WORKER_NODE") or socket.gethostname()
+    Engine.objects.update_or_create(
+        pk=ident, defaults={"hostname": node, "pid": pid,
+                            "last_heartbeat": timezone.now(), "stopped_at": None})
+    if settings.HEATWEB.get("ENGINE_HEARTBEAT_THREAD", True):
+        threading.Thread(target=_beat, args=(ident, pid), daemon=True,
+                         name="heatweb-heartbeat").start()
+
+
+def _beat(ident, pid):
+    from convergence.models import Engine
+    from convergence.recovery import sweep
+
+    interval = settings.HEATWEB["ENGINE_HEARTBEAT_SECONDS"]
+    beats = 0
+    stop = threading.Event()
+    while not stop.wait(interval):
+        if os.getpid() != pid:
+            return  # a forked copy of the thread's process: its own engine beats
+        try:
+            close_old_connections()
+            Engine.objects.filter(pk=ident).update(last_heartbeat=timezone.now())
+            beats += 1
+            if beats % settings.HEATWEB.get("SWEEP_EVERY_BEATS", 3) == 0:
+                sweep()
+        except Exception:  # noqa: BLE001 - the heartbeat must survive a busy database
+            log.exception("engine heartbeat")
+
+
+def engine_alive(ident):
+    """True when the engine beat recently (this process's own engine always is).
+
+    In doubt (no beat for two intervals, not yet past the dead threshold),
+    its worker is pinged through Celery's control channel: no answer within
+    a second means dead now rather than later.
+    """
+    from convergence.models import Engine
+
+    if ident == _identity.get("id") and _identity.get("pid") == os.getpid():
+        return True
+    row = Engine.objects.filter(pk=ident, stopped_at__isnull=True).values(
+        "hostname", "last_heartbeat").first()
+    if row is None:
+        return False
+    age = (timezone.now() - row["last_heartbeat"]).total_seconds()
+    if age > settings.HEATWEB["ENGINE_DEAD_AFTER_SECONDS"]:
+        return False
+    if age > 2 * settings.HEATWEB["ENGINE_HEARTBEAT_SECONDS"] and "@" in row["hostname"]:
+        return _worker_answers(row["hostname"])
+    return True
+
+
+def _worker_answers(node):
+    from heatweb.celery import app
+
+    try:
+        return bool(app.control.ping(destination=[node], timeout=1.0))
+    except Exception:  # noqa: BLE001 - an unreachable broker is no proof of death
+        log.exception("pinging %s", node)
+        return True
+
+
+def dead_engines():
+    from convergence.models import Engine
+
+    limit = timezone.now() - timedelta(seconds=settings.HEATWEB["ENGINE_DEAD_AFTER_SECONDS"])
+    return list(Engine.objects.filter(stopped_at__isnull=True, last_heartbeat__lt=limit)
+                .values_list("pk", flat=True))

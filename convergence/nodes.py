@@ -5,9 +5,11 @@ from django.db.models import F
 
 from convergence.check_resource import (
     CONVERGE_ACTIONS, DONE_EMPTY, STATELESS_ACTIONS, WALK_SKIP_WHEN_DONE, InputLookup, NodeContext, Outcome,
-    action_abort, action_check, action_fail, action_start, node_data, plugin_class, plugin_for)
+    _locked_elsewhere, action_abort, action_check, action_fail, action_start, node_data, plugin_class,
+    plugin_for)
 from convergence.engines import engine_id
-from convergence.services import propagate, retrigger, traversal_fail
+from convergence.services import nodes_enqueue, propagate, retrigger, traversal_complete, \
+    traversal_fail
 from convergence.sync_points import node_key, sync_points_for
 from heatweb.exceptions import HeatError
 from stacks.models import Resource, Stack
@@ -44,15 +46,60 @@ def _current_stack(stack_id, traversal_id):
     return stack
 
 
+INLINE_NODES = 50  # ready successors one task runs itself before handing over
+RECHECK_EVERY = 10  # inline nodes between checks that the traversal is still current
+
+
+def _still_current(stack_id, traversal_id):
+    """Is the traversal still the stack's current one (a cheap check: no template load)?"""
+    return Stack.objects.filter(pk=stack_id, current_traversal=traversal_id,
+                                state__in=st.IN_PROGRESS_STATES).exists()
+
+
 def nodes_run(stack_id, traversal_id, nodes):
-    """Run ready nodes ``[[entity_id, is_update, input_data], ...]`` of a traversal."""
+    """Run ready nodes ``[[entity_id, is_update, input_data], ...]`` of a traversal.
+
+    When nodes finish and exactly the next one becomes ready (a chain), it
+    runs here too, up to ``INLINE_NODES``; others go back to the queue so
+    independent branches spread across workers. Nodes whose resource was
+    locked by a dead engine run again; if the stack moved on to a newer
+    traversal meanwhile, finished nodes are retriggered there.
+    """
     stack = _current_stack(stack_id, traversal_id)
     if stack is None:
         return
     ctx = _context(stack, traversal_id)
-    own = sync_points_for(traversal_id, [(n[0], n[1]) for n in nodes])
+    for step in range(INLINE_NODES):
+        if step and step % RECHECK_EVERY == 0 and not _still_current(stack_id, traversal_id):
+            break  # cancelled, timed out or superseded: the new traversal takes over
+        finished, failure, again = _run_batch(ctx, nodes)
+        if again:
+            nodes_enqueue(str(stack_id), traversal_id, again)
+        if failure:
+            ctx.events.flush()
+            traversal_fail(stack.pk, traversal_id, failure)
+            return
+        if finished and not _still_current(stack_id, traversal_id):
+            ctx.events.flush()
+            for key, _, _ in finished:
+                retrigger(stack.pk, int(key.split(":")[0]))
+            return
+        kept, stack_done = propagate(stack, traversal_id, finished,
+                                     keep_one=step + 1 < INLINE_NODES) if finished \
+            else (None, False)
+        if stack_done:
+            ctx.events.flush()
+            traversal_complete(stack.pk, traversal_id)
+        if kept is None:
+            break
+        nodes = [kept]
+    ctx.events.flush()
+
+
+def _run_batch(ctx, nodes):
+    own = sync_points_for(ctx.traversal_id, [(n[0], n[1]) for n in nodes])
     rows = Resource.objects.in_bulk([n[0] for n in nodes])
-    finished, failure = [], None
+    finished, again = [], []
     for entity, is_update, data in nodes:
         sync_point = own.get((str(entity), bool(is_update)))
         if sync_point is None:
@@ -61,14 +108,11 @@ def nodes_run(stack_id, traversal_id, nodes):
         outcome = node_run(ctx, rows.get(entity), bool(is_update), data, sync_point)
         if outcome.kind == "done":
             finished.append((node_key(entity, is_update), outcome.data, sync_point.successors))
+        elif outcome.kind == "retry":
+            again.append([entity, is_update, data])
         elif outcome.kind == "failed":
-            failure = outcome.reason
-            break
-    ctx.events.flush()
-    if failure:
-        traversal_fail(stack.pk, traversal_id, failure)
-    elif finished:
-        propagate(stack, traversal_id, finished)
+            return finished, outcome.reason, again
+    return finished, None, again
 
 
 def node_run(ctx, res, is_update, data, sync_point):
@@ -100,6 +144,10 @@ def converge_update(ctx, res, data):
     defn = definition.resources.get(res.name)
     if defn is None:
         return DONE_EMPTY
+    if res.action != "DELETE" and (res.engine_id is not None or res.status == st.IN_PROGRESS):
+        # An older traversal's action is still running on it: wait for its retrigger
+        # (or break the lock of a dead engine) before deciding update or replace.
+        return _locked_elsewhere(res)
     lookup = InputLookup(data)
     cls = definition.plugins[res.name]
     raw = definition.template.resolve(defn.properties, definition.params, lookup)
@@ -111,7 +159,7 @@ def converge_update(ctx, res, data):
     old = res.properties_data or {}
     changed = {k for k in set(props) | set(old) if props.get(k) != old.get(k)}
     if res.type != defn.type or res.action == "DELETE" or \
-            (changed and cls.needs_replacement(changed)):
+            (changed and cls.needs_replacement_for(old, props, changed)):
         return replace(ctx, res, defn, cls, props, pending)
     if not changed and res.status != st.FAILED:
         if res.requires != pending["requires"] or res.template_id != pending["template_id"]:
@@ -134,8 +182,10 @@ def replace(ctx, res, defn, cls, props, pending):
 def converge_cleanup(ctx, res, *, delete):
     if not delete or res.state == "DELETE_COMPLETE":
         return DONE_EMPTY
+    from stacks.resources.stack import _ChildStack
+
     plugin = plugin_for(ctx, res)
-    if res.plugin_data.get(PHYSICAL_LOCK_FLAG):
+    if res.plugin_data.get(PHYSICAL_LOCK_FLAG) and not isinstance(plugin, _ChildStack):
         # A stack deleted from LOCK_FAILED/UNLOCK_FAILED: release the lock first.
         try:
             plugin.check_unlock_complete(plugin.handle_unlock())
@@ -192,11 +242,16 @@ def node_poll(stack_id, traversal_id, resource_id):
     ctx = _context_any(stack, traversal_id)
     if not _take_over(res):
         return
-    if stack.status != st.IN_PROGRESS or stack.current_traversal != traversal_id:
+    moved = stack.current_traversal != traversal_id
+    if stack.status != st.IN_PROGRESS or stack.deleted_at is not None or \
+            (moved and stack.action == "ROLLBACK"):
+        # Cancelled, timed out, failed or rolled back: stop waiting. A newer
+        # update instead lets the action finish and then retriggers it.
+        entity = (res.action_cookie or {}).get("entity")
         action_abort(ctx, res)
         ctx.events.flush()
-        entity = (res.action_cookie or {}).get("entity")
-        retrigger(stack.pk, entity[0] if entity else res.pk)
+        if moved:
+            retrigger(stack.pk, entity[0] if entity else res.pk)
         return
     pending = res.action_cookie
     cls = plugin_class(ctx, res)
@@ -228,12 +283,23 @@ def _take_over(res):
 
 
 def _after_single(ctx, res, outcome, *, entity):
+    """After a polled action: propagate in its traversal, or retrigger in a newer one."""
+    if outcome.kind not in ("done", "failed"):
+        return
+    node_entity, is_update = entity or [res.pk, res.action != "DELETE"]
+    if not _still_current(ctx.stack.pk, ctx.traversal_id):
+        retrigger(ctx.stack.pk, node_entity)
+        return
     if outcome.kind == "failed":
         traversal_fail(ctx.stack.pk, ctx.traversal_id, outcome.reason)
-    elif outcome.kind == "done":
-        node_entity, is_update = entity or [res.pk, res.action != "DELETE"]
-        own = sync_points_for(ctx.traversal_id, [(node_entity, is_update)])
-        sync_point = own.get((str(node_entity), bool(is_update)))
-        if sync_point is not None:
-            propagate(ctx.stack, ctx.traversal_id,
-                      [(node_key(node_entity, is_update), outcome.data, sync_point.successors)])
+        return
+    own = sync_points_for(ctx.traversal_id, [(node_entity, is_update)])
+    sync_point = own.get((str(node_entity), bool(is_update)))
+    if sync_point is None:
+        retrigger(ctx.stack.pk, node_entity)
+        return
+    _, stack_done = propagate(
+        ctx.stack, ctx.traversal_id,
+        [(node_key(node_entity, is_update), outcome.data, sync_point.successors)])
+    if stack_done:
+        traversal_complete(ctx.stack.pk, ctx.traversal_id)

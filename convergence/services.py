@@ -70,11 +70,16 @@ def nodes_enqueue(stack_id, traversal_id, nodes):
         tasks.converge_nodes.delay(stack_id, traversal_id, nodes[start:start + size])
 
 
-def propagate(stack, traversal_id, finished):
+def propagate(stack, traversal_id, finished, *, keep_one=False):
     """Pass each finished node's data to its successors; enqueue the ready ones.
 
     ``finished``: list of (node key, data, successors). A successor with one
     predecessor is ready at once; others merge into their sync point.
+    Returns ``(kept, stack_done)``: with ``keep_one`` one ready node is not
+    enqueued but returned, for the caller to run next in the same task (a
+    chain then costs no broker round trip); ``stack_done`` means the
+    stack's own sync point is satisfied and the caller completes the
+    traversal (after writing its events).
     """
     ready, merges = [], defaultdict(dict)
     for key, data, successors in finished:
@@ -96,10 +101,10 @@ def propagate(stack, traversal_id, finished):
             stack_done = True
         else:
             ready.append([entity, is_update, merged])
+    kept = ready.pop() if keep_one and ready else None
     if ready:
         nodes_enqueue(str(stack.pk), traversal_id, ready)
-    if stack_done:
-        traversal_complete(stack.pk, traversal_id)
+    return kept, stack_done
 
 
 def traversal_complete(stack_id, traversal_id):

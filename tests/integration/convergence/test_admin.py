@@ -1,0 +1,80 @@
+"""Django admin: engines alive/dead, releasing a dead engine's locks, read-only states."""
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from convergence.models import Engine, SyncPoint
+from heatweb.models import Project
+from stacks.models import Event, RawTemplate, Resource, Stack
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def locked(db):
+    project = Project.objects.create(name="adm")
+    raw = RawTemplate.objects.create(template={"heat_template_version": "2016-10-14"})
+    stack = Stack.objects.create(project=project, name="s", raw_template=raw,
+                                 state="CREATE_IN_PROGRESS", current_traversal="t1")
+    dead = Engine.objects.create(id="host:1:dead", hostname="host", pid=1,
+                                 last_heartbeat=timezone.now() - timedelta(hours=1))
+    alive = Engine.objects.create(id="host:2:alive", hostname="host", pid=2,
+                                  last_heartbeat=timezone.now())
+    res = Resource.objects.create(stack=stack, name="r", type="OS::Heat::None",
+                                  state="CREATE_IN_PROGRESS", engine_id=dead.pk)
+    busy = Resource.objects.create(stack=stack, name="b", type="OS::Heat::None",
+                                   state="CREATE_IN_PROGRESS", engine_id=alive.pk)
+    SyncPoint.objects.create(entity_id=str(res.pk), traversal_id="t1", is_update=True,
+                             stack=stack, predecessors=[], successors=[])
+    return dead, alive, res, busy
+
+
+def test_engine_list_shows_alive_and_locks(admin_client, locked):
+    page = admin_client.get("/admin/convergence/engine/").content.decode()
+    assert "host:1:dead" in page and "host:2:alive" in page
+    assert 'alt="False"' in page and 'alt="True"' in page
+
+
+def test_release_locks_of_a_dead_engine_only(admin_client, locked):
+    dead, alive, res, busy = locked
+    resp = admin_client.post("/admin/convergence/engine/", {
+        "action": "release_locks", "_selected_action": [dead.pk, alive.pk]}, follow=True)
+    assert resp.status_code == 200
+    res.refresh_from_db()
+    busy.refresh_from_db()
+    assert (res.engine_id, res.state) == (None, "CREATE_FAILED")
+    assert res.status_reason == "Worker went down during resource CREATE"
+    assert Event.objects.filter(resource_name="r", resource_status="FAILED").exists()
+    assert (busy.engine_id, busy.state) == (alive.pk, "CREATE_IN_PROGRESS")
+
+
+def test_states_cannot_be_edited_in_admin(admin_client, locked):
+    _, _, res, _ = locked
+    page = admin_client.get(f"/admin/stacks/resource/{res.pk}/change/").content.decode()
+    assert 'name="state"' not in page
+    admin_client.post(f"/admin/stacks/resource/{res.pk}/change/", {"state": "CREATE_COMPLETE"})
+    res.refresh_from_db()
+    assert res.state == "CREATE_IN_PROGRESS"
+    sync_points = admin_client.get("/admin/convergence/syncpoint/?traversal_id=t1")
+    assert sync_points.status_code == 200 and "t1" in sync_points.content.decode()
+
+
+def test_liveness_heartbeat_and_ping_when_in_doubt(db, settings):
+    from convergence.engines import engine_alive
+
+    beat = settings.HEATWEB["ENGINE_HEARTBEAT_SECONDS"]
+    now = timezone.now()
+    fresh = Engine.objects.create(id="n:1:fresh", hostname="ghost@nowhere", pid=1,
+                                  last_heartbeat=now)
+    doubtful = Engine.objects.create(id="n:2:doubt", hostname="ghost@nowhere", pid=2,
+                                     last_heartbeat=now - timedelta(seconds=2.5 * beat))
+    no_node = Engine.objects.create(id="n:3:plain", hostname="plainhost", pid=3,
+                                    last_heartbeat=now - timedelta(seconds=2.5 * beat))
+    stopped = Engine.objects.create(id="n:4:stop", hostname="h", pid=4, last_heartbeat=now,
+                                    stopped_at=now)
+    assert engine_alive(fresh.pk)
+    assert not engine_alive(doubtful.pk)  # in doubt, and no worker answers the ping
+    assert engine_alive(no_node.pk)  # nothing to ping: the heartbeat threshold decides
+    assert not engine_alive(stopped.pk)
+    assert not engine_alive("never:registered")
