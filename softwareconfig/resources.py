@@ -1,0 +1,351 @@
+"""Resource plugins of software configuration.
+
+``OS::Heat::SoftwareConfig``, ``OS::Heat::StructuredConfig`` and
+``OS::Heat::SoftwareComponent`` store a config row (they have no behaviour
+of their own; any change replaces them, so deployments see a new config
+id). ``OS::Heat::SoftwareDeployment`` applies a config to a server through
+the agent on it: for each lifecycle action it reacts to, it derives a
+config for that action, publishes it in the server's metadata and (unless
+``NO_SIGNAL``) waits for the agent's signal.
+"""
+from django.conf import settings
+
+from heatweb.exceptions import StackValidationFailed
+from heatweb.models import Project
+from softwareconfig import services
+from softwareconfig.components import ACTIONS, COMPONENT_GROUP, DEFAULT_ACTIONS, STATUS_CODE, \
+    STDERR, STDOUT, check_component, check_io, component_config, derived_inputs, \
+    reacting_actions
+from softwareconfig.models import SoftwareConfig, SoftwareDeployment
+from stacks.hot.values import UNRESOLVED
+from stacks.resources.base import ResourceFailure, ResourcePlugin
+from stacks.resources.registry import register
+from stacks.resources.schema import AllowedValues, Attribute, Length, Property
+
+_IO = {
+    "inputs": Property("List", description="Inputs: name, description, type (String, Number, "
+                       "CommaDelimitedList, Json, Boolean), default, replace_on_change."),
+    "outputs": Property("List", description="Outputs: name, description, type, error_output."),
+    "options": Property("Map", description="Options for the configuration tool(s)."),
+}
+
+
+def _resolved(value):
+    return value is not UNRESOLVED and not (isinstance(value, (list, dict)) and
+                                            UNRESOLVED in (value.values() if isinstance(
+                                                value, dict) else value))
+
+
+class _ConfigResource(ResourcePlugin):
+    """Stores a config row; the physical id is the config's id."""
+
+    attributes_schema = {"config": Attribute("The config value of the software config.")}
+
+    @classmethod
+    def validate_properties(cls, raw, *, resource_name):
+        props = super().validate_properties(raw, resource_name=resource_name)
+        inputs, outputs = props.get("inputs"), props.get("outputs")
+        check_io(inputs if _resolved(inputs) else None, outputs if _resolved(outputs) else None,
+                 where=f"Property error: resources.{resource_name}.properties")
+        return props
+
+    def group_and_config(self):
+        return self.properties.get("group") or "Heat::Ungrouped", self.properties.get("config")
+
+    def handle_create(self):
+        group, config = self.group_and_config()
+        row = services.config_create(
+            project=Project(pk=self.context.project_id), name=self.context.stack_name + "-" +
+            self.name, group=group, config=config, inputs=self.properties.get("inputs"),
+            outputs=self.properties.get("outputs"), options=self.properties.get("options"))
+        self.physical_id = str(row.pk)
+
+    def handle_delete(self):
+        if self.physical_id:
+            # A config still used by a deployment (made through the API) stays, as in Heat.
+            rows = SoftwareConfig.objects.filter(pk=self.physical_id, deployments__isnull=True)
+            rows.delete()
+
+    def get_attribute(self, name, *path):
+        if name != "config":
+            return None
+        return self.group_and_config()[1]
+
+
+@register
+class SoftwareConfigResource(_ConfigResource):
+    """A software config: a script (or any text) for the tool named by ``group``."""
+
+    type_name = "OS::Heat::SoftwareConfig"
+    properties_schema = {
+        "group": Property("String", description="The tool (hook) that applies the config.",
+                          default="Heat::Ungrouped"),
+        "config": Property("String", description="The configuration script or document."),
+        **_IO,
+    }
+
+
+@register
+class StructuredConfigResource(_ConfigResource):
+    """A software config whose ``config`` is a map (for hooks that take structured data)."""
+
+    type_name = "OS::Heat::StructuredConfig"
+    properties_schema = {
+        "group": Property("String", description="The tool (hook) that applies the config.",
+                          default="Heat::Ungrouped"),
+        "config": Property("Map", description="The configuration data."),
+        **_IO,
+    }
+
+
+_CONFIG_ENTRY = Property("Map", schema={
+    "actions": Property("List", description="Lifecycle actions this config is applied for.",
+                        default=DEFAULT_ACTIONS),
+    "config": Property("String", description="The configuration to apply."),
+    "tool": Property("String", description="The tool (hook) that applies it.", required=True),
+})
+
+
+@register
+class SoftwareComponentResource(_ConfigResource):
+    """A software component: one config per lifecycle action, each with its tool.
+
+    Stored with group ``component`` and ``config = {"configs": [...]}``; a
+    deployment of it reacts to the union of its entries' actions and the
+    agent picks the entry for the action being deployed. An action may
+    appear in one entry only.
+    """
+
+    type_name = "OS::Heat::SoftwareComponent"
+    properties_schema = {
+        "configs": Property("List", description="Per-action configs: actions, config, tool.",
+                            required=True, schema=_CONFIG_ENTRY, constraints=(Length(min=1),)),
+        **_IO,
+    }
+
+    @classmethod
+    def validate_properties(cls, raw, *, resource_name):
+        props = super().validate_properties(raw, resource_name=resource_name)
+        configs = props.get("configs")
+        if _resolved(configs):
+            where = f"Property error: resources.{resource_name}.properties.configs"
+            for number, entry in enumerate(configs):
+                if not isinstance(entry, dict) or not entry.get("tool"):
+                    raise StackValidationFailed(f"{where}[{number}]: Property tool not assigned")
+                if not isinstance(entry.get("actions"), list):
+                    raise StackValidationFailed(f"{where}[{number}].actions: must be a list")
+            check_component(configs, name=resource_name)
+        return props
+
+    def group_and_config(self):
+        return COMPONENT_GROUP, component_config(self.properties.get("configs") or [])
+
+
+SIGNAL_TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL")
+
+
+@register
+class SoftwareDeploymentResource(ResourcePlugin):
+    """Applies a software config (or component) to a server, through the server's agent.
+
+    For each lifecycle action it reacts to (``actions``; for a component the
+    union of its entries' actions), a derived config with the deploy_*
+    inputs is published in the server's metadata. With ``NO_SIGNAL`` the
+    action completes at once; otherwise it waits for the agent's signal
+    (``HEAT_SIGNAL``: the resource signal API with a token; ``CFN_SIGNAL``
+    or ``TEMP_URL_SIGNAL``: a signed URL, no token). Outputs and
+    deploy_stdout, deploy_stderr, deploy_status_code become attributes.
+    """
+
+    type_name = "OS::Heat::SoftwareDeployment"
+    signal_while_deleting = True
+    properties_schema = {
+        "config": Property("String", description="Id of the software config to apply.",
+                           update_allowed=True),
+        "server": Property("String", description="Id of the server to apply it to.",
+                           required=True),
+        "input_values": Property("Map", description="Values of the config's inputs.",
+                                 default={}, update_allowed=True),
+        "actions": Property("List", description="Actions the deployment runs for (ignored for "
+                            "a component).", default=DEFAULT_ACTIONS, update_allowed=True,
+                            schema=Property("String", constraints=(AllowedValues(ACTIONS),))),
+        "signal_transport": Property("String", description="How the agent reports back.",
+                                     default="CFN_SIGNAL",
+                                     constraints=(AllowedValues(SIGNAL_TRANSPORTS),)),
+        "name": Property("String", description="Name of the derived configs."),
+    }
+    attributes_schema = {
+        STDOUT: Attribute("Captured stdout from the configuration execution."),
+        STDERR: Attribute("Captured stderr from the configuration execution."),
+        STATUS_CODE: Attribute("Returned status code from the configuration execution."),
+    }
+
+    # The deployment row ----------------------------------------------------------
+
+    def _row(self):
+        if not self.physical_id:
+            return None
+        return SoftwareDeployment.objects.select_related("config").filter(
+            pk=self.physical_id).first()
+
+    def _source_config(self):
+        config_id = self.properties.get("config")
+        if not config_id:
+            return None
+        row = SoftwareConfig.objects.filter(project_id=self.context.project_id,
+                                            pk=_as_uuid(config_id)).first()
+        if row is None:
+            raise ResourceFailure(f"The Software config ({config_id}) could not be found.")
+        return row
+
+    def _resource_uuid(self):
+        from stacks.models import Resource
+
+        return Resource.objects.filter(
+            stack_id=self.context.stack_id, name=self.name, replaced_by__isnull=True,
+        ).exclude(state="DELETE_COMPLETE").order_by("-id").values_list("uuid", flat=True).first()
+
+    def _signal_inputs(self, transport):
+        from stacks.services.signals import signal_url
+
+        base = settings.HEATWEB["PUBLIC_URL"].rstrip("/")
+        if transport == "NO_SIGNAL":
+            return []
+        if transport == "HEAT_SIGNAL":
+            url = (f"{base}/v1/{self.context.project_id}/stacks/{self.context.stack_name}/"
+                   f"{self.context.stack_id}/resources/{self.name}/signal")
+            return [("deploy_signal_id", url, "URL of the resource signal API (send a token)"),
+                    ("deploy_signal_verb", "POST", "HTTP verb for the signal"),
+                    ("deploy_auth_url", base, "Endpoint of the orchestration service"),
+                    ("deploy_project_id", self.context.project_id, "Project of the stack")]
+        return [("deploy_signal_id", signal_url(self._resource_uuid()),
+                 "Signed URL to signal completion (no token needed)"),
+                ("deploy_signal_verb", "POST", "HTTP verb for the signal")]
+
+    def _start(self, action):
+        """Publish the derived config for ``action``; a cookie saying whether to wait."""
+        source = self._source_config()
+        row = self._row()
+        if row is None:
+            row = SoftwareDeployment.objects.create(
+                project_id=self.context.project_id, server_id=self.properties["server"],
+                action="INIT", status="COMPLETE", status_reason="Created")
+            self.physical_id = str(row.pk)
+        actions = reacting_actions(source.group, source.config,
+                                   self.properties.get("actions")) if source else set()
+        if action not in actions:
+            return None
+        transport = self.properties.get("signal_transport") or "CFN_SIGNAL"
+        values = dict(self.properties.get("input_values") or {})
+        extra = [
+            ("deploy_server_id", self.properties["server"], "ID of the server being deployed to"),
+            ("deploy_action", action, "Name of the current action being deployed"),
+            ("deploy_stack_id", f"{self.context.stack_name}/{self.context.stack_id}",
+             "ID of the stack this deployment belongs to"),
+            ("deploy_resource_name", self.name,
+             "Name of this deployment resource in the stack"),
+            ("deploy_signal_transport", transport,
+             "How the server should signal to heat with the deployment output values."),
+            *self._signal_inputs(transport),
+        ]
+        derived = SoftwareConfig.objects.create(
+            project_id=self.context.project_id, derived=True,
+            name=self.properties.get("name") or f"{self.context.stack_name}-{self.name}",
+            group=source.group, config=source.config, outputs=source.outputs,
+            options=source.options, inputs=derived_inputs(source.inputs, values, extra))
+        previous = row.config
+        waits = transport != "NO_SIGNAL"
+        services.deployment_update(
+            row, config_id=str(derived.pk), input_values=values, output_values={},
+            action=action, status="IN_PROGRESS" if waits else "COMPLETE",
+            status_reason="Deploy data available" if waits else "Not waiting for outputs signal")
+        if previous is not None and previous.derived and not previous.deployments.exists():
+            previous.delete()
+        return {"action": action, "wait": waits}
+
+    def _complete(self, cookie):
+        if not cookie or not cookie.get("wait"):
+            return True
+        row = self._row()
+        if row is None:
+            raise ResourceFailure("The software deployment was deleted while waiting for it")
+        if row.status == "FAILED":
+            raise ResourceFailure(f"Deployment to server failed: {row.status_reason}")
+        return row.status == "COMPLETE"
+
+    # Actions ------------------------------------------------------------------------
+
+    def handle_create(self):
+        return self._start("CREATE")
+
+    def check_create_complete(self, cookie):
+        return self._complete(cookie)
+
+    def handle_update(self, new_properties, changed):
+        self.properties = new_properties
+        return self._start("UPDATE")
+
+    def check_update_complete(self, cookie):
+        return self._complete(cookie)
+
+    def handle_suspend(self):
+        return self._start("SUSPEND")
+
+    def check_suspend_complete(self, cookie):
+        return self._complete(cookie)
+
+    def handle_resume(self):
+        return self._start("RESUME")
+
+    def check_resume_complete(self, cookie):
+        return self._complete(cookie)
+
+    def handle_delete(self):
+        if self._row() is None:
+            return None
+        try:
+            return self._start("DELETE") or {"wait": False}
+        except ResourceFailure:
+            return {"wait": False}  # its config is gone: nothing left to run
+
+    def check_delete_complete(self, cookie):
+        if not self._complete(cookie):
+            return False
+        row = self._row()
+        if row is not None:
+            services.deployment_delete(row)
+        return True
+
+    def handle_signal(self, details):
+        if not self.physical_id:
+            return "Signal: ignored, nothing deployed yet"
+        return services.deployment_signal(self.physical_id, details)
+
+    # Attributes ------------------------------------------------------------------------
+
+    def _output_names(self):
+        row = self._row()
+        config = row.config if row else None
+        return [o.get("name") for o in (config.outputs if config else []) if o.get("name")]
+
+    def get_attribute(self, name, *path):
+        row = self._row()
+        return (row.output_values or {}).get(name) if row else None
+
+    def attributes(self):
+        row = self._row()
+        if row is None:
+            return {}
+        values = dict(row.output_values or {})
+        for name in (*self._output_names(), STDOUT, STDERR, STATUS_CODE):
+            values.setdefault(name, None)
+        return values
+
+
+def _as_uuid(value):
+    import uuid
+
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None

@@ -1,0 +1,180 @@
+"""Writes and reads of software configs and deployments (API, resources, pages)."""
+from django.db import transaction
+from django.db.models import ProtectedError
+from django.utils import timezone
+
+from heatweb.exceptions import BadRequest, Conflict, EntityNotFound, StackValidationFailed
+from softwareconfig.components import check_io, signal_outcome
+from softwareconfig.models import DEPLOYMENT_STATUSES, SoftwareConfig, SoftwareDeployment
+
+
+class InvalidRestrictedAction(Conflict):
+    """A config still used by a deployment cannot be deleted."""
+
+
+def _uuid_or_404(value, entity):
+    import uuid
+
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise EntityNotFound(entity=entity, name=value) from None
+
+
+# Configs --------------------------------------------------------------------------------
+
+def config_create(*, project, name="", group=None, config=None, inputs=None, outputs=None,
+                  options=None):
+    try:
+        check_io(inputs, outputs, where="software_config")
+    except StackValidationFailed as error:
+        raise BadRequest(error.message) from None
+    if options is not None and not isinstance(options, dict):
+        raise BadRequest("software_config.options: must be a mapping")
+    if name is not None and not isinstance(name, str):
+        raise BadRequest("software_config.name: must be a string")
+    return SoftwareConfig.objects.create(
+        project=project, name=name or "", group=group or "Heat::Ungrouped", config=config,
+        inputs=inputs or [], outputs=outputs or [], options=options or {})
+
+
+def config_get(project, config_id):
+    row = SoftwareConfig.objects.filter(
+        project=project, pk=_uuid_or_404(config_id, "Software config")).first()
+    if row is None:
+        raise EntityNotFound(entity="Software config", name=config_id)
+    return row
+
+
+def config_list(project, *, limit=None, marker=None):
+    rows = SoftwareConfig.objects.filter(project=project).order_by("created_at", "id")
+    if marker:
+        start = config_get(project, marker)
+        rows = rows.filter(created_at__gte=start.created_at).exclude(pk=start.pk)
+    return list(rows[:limit] if limit else rows)
+
+
+def config_delete(project, config_id):
+    row = config_get(project, config_id)
+    try:
+        row.delete()
+    except ProtectedError:
+        raise InvalidRestrictedAction(
+            f"Software config with id {config_id} can not be deleted as it is referenced.") \
+            from None
+
+
+# Deployments ----------------------------------------------------------------------------
+
+def _check_status(status):
+    if status is not None and status not in DEPLOYMENT_STATUSES:
+        raise BadRequest(f'Invalid status "{status}": use one of {list(DEPLOYMENT_STATUSES)}.')
+
+
+def deployment_create(*, project, config_id, server_id, input_values=None, action="INIT",
+                      status="COMPLETE", status_reason="", stack_user_project_id=""):
+    if not server_id:
+        raise BadRequest("server_id is required.")
+    if input_values is not None and not isinstance(input_values, dict):
+        raise BadRequest("input_values must be a mapping.")
+    _check_status(status)
+    config = config_get(project, config_id) if config_id else None
+    return SoftwareDeployment.objects.create(
+        project=project, config=config, server_id=str(server_id),
+        input_values=input_values or {}, action=action or "INIT", status=status or "COMPLETE",
+        status_reason=status_reason or "", stack_user_project_id=stack_user_project_id or "")
+
+
+def deployment_get(project, deployment_id):
+    row = SoftwareDeployment.objects.filter(
+        project=project, pk=_uuid_or_404(deployment_id, "Software deployment")) \
+        .select_related("config").first()
+    if row is None:
+        raise EntityNotFound(entity="Software deployment", name=deployment_id)
+    return row
+
+
+def deployment_list(project, *, server_id=None):
+    rows = SoftwareDeployment.objects.filter(project=project).select_related("config")
+    if server_id:
+        rows = rows.filter(server_id=server_id)
+    return list(rows)
+
+
+@transaction.atomic
+def deployment_update(deployment, *, config_id=None, input_values=None, output_values=None,
+                      action=None, status=None, status_reason=None):
+    """What an API client (or an agent using PUT) reports.
+
+    Output values without a status are judged by Heat's signal rules.
+    """
+    _check_status(status)
+    row = SoftwareDeployment.objects.select_for_update().get(pk=deployment.pk)
+    if config_id is not None:
+        row.config = config_get(row.project, config_id)
+    if input_values is not None:
+        if not isinstance(input_values, dict):
+            raise BadRequest("input_values must be a mapping.")
+        row.input_values = input_values
+    if output_values is not None:
+        if not isinstance(output_values, dict):
+            raise BadRequest("output_values must be a mapping.")
+        if status is None and row.status == "IN_PROGRESS":
+            outputs = row.config.outputs if row.config else []
+            status, reason, _ = signal_outcome(outputs, output_values)
+            status_reason = reason if status_reason is None else status_reason
+        row.output_values = output_values
+    if action is not None:
+        row.action = action
+    if status is not None:
+        row.status = status
+    if status_reason is not None:
+        row.status_reason = status_reason
+    row.updated_at = timezone.now()
+    row.save()
+    return row
+
+
+def deployment_signal(deployment_id, details):
+    """An agent's signal for a deployment that waits: outputs in, status decided.
+
+    A deployment that is not waiting keeps its state (a late or repeated
+    signal changes nothing). Returns the event reason.
+    """
+    with transaction.atomic():
+        row = SoftwareDeployment.objects.select_for_update().select_related("config") \
+            .filter(pk=deployment_id).first()
+        if row is None or row.status != "IN_PROGRESS":
+            return "Signal: ignored, the deployment is not waiting for one"
+        outputs = row.config.outputs if row.config else []
+        status, reason, values = signal_outcome(outputs, details)
+        row.status, row.status_reason, row.output_values = status, reason, values
+        row.updated_at = timezone.now()
+        row.save()
+    return f"Signal: deployment {status.lower()}: {reason}"
+
+
+def deployment_delete(deployment):
+    derived = deployment.config
+    deployment.delete()
+    if derived is not None and derived.derived and not derived.deployments.exists():
+        derived.delete()
+
+
+# Metadata -------------------------------------------------------------------------------
+
+def config_body(config, *, with_config=True):
+    body = {"id": str(config.pk), "name": config.name, "group": config.group,
+            "creation_time": config.created_at.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    if with_config:
+        body.update(config=config.config, inputs=config.inputs, outputs=config.outputs,
+                    options=config.options)
+    return body
+
+
+def server_metadata(project, server_id):
+    """The configs an agent on ``server_id`` applies: one per deployment, by name."""
+    rows = SoftwareDeployment.objects.filter(project=project, server_id=server_id,
+                                             config__isnull=False).select_related("config")
+    configs = sorted((row.config for row in rows), key=lambda c: (c.name, c.created_at))
+    return [config_body(c) for c in configs]
