@@ -1,0 +1,68 @@
+"""What each stack action button does, and why it is disabled when it is.
+
+Availability is asked of the stack's state machine (the same transitions
+the services apply), and the reason shown is the state table's own refusal,
+so a disabled button says what the server would answer.
+"""
+from dataclasses import dataclass
+
+from django_fsm import can_proceed
+
+from heatweb.exceptions import ActionInProgress, StackLocked
+from heatweb.models import ROLE_RANK, Role
+from stacks.models import states as st
+from stacks.services import lifecycle, locking
+
+SERVICES = {
+    "suspend": lambda stack, form, user: lifecycle.stack_suspend(stack),
+    "resume": lambda stack, form, user: lifecycle.stack_resume(stack),
+    "check": lambda stack, form, user: lifecycle.stack_check(stack),
+    "delete": lambda stack, form, user: lifecycle.stack_delete(stack),
+    "lock": lambda stack, form, user: locking.stack_lock(
+        stack, level=form.get("level") or None, reason=form.get("reason", "").strip(), user=user),
+    "unlock": lambda stack, form, user: locking.stack_unlock(stack, user=user),
+}
+
+STARTED = {"suspend": "Suspend", "resume": "Resume", "check": "Check", "delete": "Delete",
+           "lock": "Lock", "unlock": "Unlock", "update": "Update"}
+
+
+@dataclass
+class ActionState:
+    name: str
+    label: str
+    enabled: bool
+    reason: str = ""
+    # Shown under the buttons (a lock, an action in progress, the role);
+    # other refusals ("not allowed in state ...") only as the button's title.
+    prominent: bool = False
+
+
+def action_states(stack, role):
+    """``{action: ActionState}`` for lock, unlock, suspend, resume, check, delete, update."""
+    states = {}
+    for name, label in STARTED.items():
+        states[name] = ActionState(name, label, *_availability(stack, role, name))
+    return states
+
+
+def disabled_reasons(states):
+    """``[(labels, reason)]``: each distinct reason once, with the actions it disables."""
+    grouped = {}
+    for state in states.values():
+        if not state.enabled and state.prominent:
+            grouped.setdefault(state.reason, []).append(state.label)
+    return [(", ".join(labels), reason) for reason, labels in grouped.items()]
+
+
+def _availability(stack, role, name):
+    if ROLE_RANK[role] < ROLE_RANK[Role.MEMBER]:
+        return False, f"Your role in this project ({role.value}) may only look.", True
+    if name in ("lock", "unlock") and stack.is_locked and stack.locked_by_admin \
+            and role != Role.ADMIN:
+        return False, (f"Stack {stack.name} was locked by a cloud admin; only a cloud admin "
+                       f"can unlock it or change its lock."), True
+    if can_proceed(getattr(stack, f"begin_{name}")):
+        return True, "", False
+    refusal = st.refusal_for(stack, name.upper())
+    return False, refusal.message, isinstance(refusal, (StackLocked, ActionInProgress))

@@ -1,0 +1,72 @@
+"""The launch page's first step (the template and environment) and the lock form."""
+from django import forms
+
+from heatweb.api import STACK_NAME_RE
+from stacks.services.locking import LEVELS
+
+MAX_UPLOAD_BYTES = 512 * 1024
+
+
+def _text(upload, what):
+    if upload.size > MAX_UPLOAD_BYTES:
+        raise forms.ValidationError(f"The {what} file is larger than {MAX_UPLOAD_BYTES} bytes.")
+    try:
+        return upload.read().decode("utf-8")
+    except UnicodeDecodeError:
+        raise forms.ValidationError(f"The {what} file is not UTF-8 text.") from None
+
+
+class LaunchSourceForm(forms.Form):
+    """Stack name, template and environment: pasted, or uploaded (an upload wins)."""
+
+    stack_name = forms.RegexField(
+        regex=STACK_NAME_RE, max_length=255, label="Stack name",
+        error_messages={"invalid": 'Use letters, digits and "_-.", starting with a letter.'})
+    template = forms.CharField(
+        required=False, label="Template (HOT, YAML or JSON)",
+        widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false", "class": "code"}))
+    template_file = forms.FileField(required=False, label="…or upload a template file")
+    environment = forms.CharField(
+        required=False, label="Environment (optional)",
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "class": "code"}))
+    environment_file = forms.FileField(required=False, label="…or upload an environment file")
+
+    def clean(self):
+        cleaned = super().clean()
+        for what in ("template", "environment"):
+            upload = cleaned.get(f"{what}_file")
+            if upload:
+                try:
+                    cleaned[what] = _text(upload, what)
+                except forms.ValidationError as error:
+                    self.add_error(f"{what}_file", error)
+        if not (cleaned.get("template") or "").strip() and "template_file" not in self.errors:
+            self.add_error("template", "Paste a template or upload a template file.")
+        return cleaned
+
+
+class LockForm(forms.Form):
+    level = forms.ChoiceField(choices=[(level, level) for level in LEVELS],
+                              initial="all", label="Lock level",
+                              help_text="stacks: this stack and its nested stacks; "
+                                        "all: their physical resources too.")
+    reason = forms.CharField(required=False, max_length=255, label="Reason")
+
+
+def constraint_notes(schema):
+    """Short texts for a parameter's type and constraints, shown under its field."""
+    notes = [schema.type.replace("_", " ")]
+    for constraint in schema.constraints:
+        spec = constraint.spec
+        if constraint.kind in ("length", "range"):
+            low, high = spec.get("min"), spec.get("max")
+            what = "length" if constraint.kind == "length" else "value"
+            notes.append(f"{what} {low if low is not None else '…'} to "
+                         f"{high if high is not None else '…'}")
+        elif constraint.kind == "allowed_values":
+            notes.append("one of " + ", ".join(str(v) for v in spec))
+        elif constraint.kind == "allowed_pattern":
+            notes.append(f"matches {spec}")
+        elif constraint.kind == "modulo":
+            notes.append(f"multiple of {spec.get('step')} (offset {spec.get('offset', 0)})")
+    return notes

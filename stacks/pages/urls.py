@@ -1,0 +1,19 @@
+from django.urls import path, re_path
+
+from stacks.pages import views
+
+app_name = "pages"
+
+urlpatterns = [
+    path("", views.stack_list, name="stack-list"),
+    path("project", views.project_switch, name="project-switch"),
+    path("stacks/rows", views.stack_rows, name="stack-rows"),
+    path("stacks/launch", views.stack_launch, name="stack-launch"),
+    path("stacks/<uuid:stack_id>/", views.stack_detail, name="stack-detail"),
+    path("stacks/<uuid:stack_id>/update", views.stack_update, name="stack-update"),
+    path("stacks/<uuid:stack_id>/delete", views.stack_delete_confirm, name="stack-delete"),
+    re_path(r"^stacks/(?P<stack_id>[0-9a-f-]{36})/actions/"
+            r"(?P<action>lock|unlock|suspend|resume|check|delete)$",
+            views.stack_action, name="stack-action"),
+    path("stacks/<uuid:stack_id>/<slug:tab>", views.stack_detail, name="stack-tab"),
+]

@@ -1,0 +1,246 @@
+"""Stack pages: parse the request, call a service or selector, render.
+
+Every refusal is the service's ``HeatError`` (the same the API answers):
+shown as a message, or as an error page when there is nothing to show.
+"""
+import uuid
+from functools import wraps
+from urllib.parse import urlencode
+
+import yaml
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from heatweb.exceptions import EntityNotFound, HeatError
+from stacks import selectors
+from stacks.forms import StackParametersForm, StackUpdateForm, environment_from_text
+from stacks.pages import selectors as page_selectors
+from stacks.pages.actions import SERVICES, STARTED, action_states, disabled_reasons
+from stacks.pages.forms import LaunchSourceForm, LockForm, constraint_notes
+from stacks.pages.projects import current_project, project_select, require_member
+from stacks.pages.topology import layout
+from stacks.services import lifecycle
+from stacks.services.definitions import definition_cache
+
+STACKS_PER_PAGE = 20
+EVENTS_PER_PAGE = 25
+TABS = ("overview", "resources", "events", "template", "topology")
+
+
+def page(view):
+    """Signed in, with the session's project and role on the request; errors as a page."""
+    @login_required
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            request.project, request.role, request.projects = current_project(request)
+            return view(request, *args, **kwargs)
+        except HeatError as error:
+            return render(request, "error.html", {"error": error}, status=error.status)
+    return wrapper
+
+
+def _stack(request, stack_id):
+    return selectors.stack_get(request.project, str(stack_id))
+
+
+def _detail_url(stack, tab="overview"):
+    if tab == "overview":
+        return reverse("pages:stack-detail", args=[stack.pk])
+    return reverse("pages:stack-tab", args=[stack.pk, tab])
+
+
+def _live_rows_src(stacks):
+    ids = [("id", str(s.pk)) for s in stacks if s.status == "IN_PROGRESS"]
+    return reverse("pages:stack-rows") + "?" + urlencode(ids) if ids else ""
+
+
+@page
+def stack_list(request):
+    name = request.GET.get("name", "").strip()
+    status = request.GET.get("status", "")
+    stacks = Paginator(page_selectors.stack_page_list(request.project, name=name, status=status),
+                       STACKS_PER_PAGE).get_page(request.GET.get("page"))
+    query = urlencode({k: v for k, v in (("name", name), ("status", status)) if v})
+    return render(request, "stacks/list.html", {
+        "page": stacks, "name": name, "status": status, "query": query,
+        "statuses": list(page_selectors.STATUS_FILTERS), "live_src": _live_rows_src(stacks)})
+
+
+@page
+def stack_rows(request):
+    """The list's rows for ``?id=...``: what the list page polls while rows are in progress."""
+    ids = []
+    for value in request.GET.getlist("id")[:STACKS_PER_PAGE]:
+        try:
+            ids.append(uuid.UUID(value))
+        except ValueError:
+            continue
+    stacks = page_selectors.stack_rows(request.project, ids)
+    return render(request, "stacks/_rows.html",
+                  {"stacks": stacks, "live_src": request.get_full_path()})
+
+
+@require_POST
+@login_required
+def project_switch(request):
+    try:
+        project_select(request, request.POST.get("project", ""))
+    except HeatError as error:
+        messages.error(request, error.message)
+    return redirect("pages:stack-list")
+
+
+def _overview(stack):
+    context = {}
+    try:
+        params = definition_cache.get(stack.raw_template, stack).params
+        shown = params.shown()
+        context["parameters"] = [(n, shown[n]) for n in params.schemas]
+        context["outputs"] = selectors.stack_outputs(stack)
+    except HeatError as error:
+        context["definition_error"] = error.message
+    return context
+
+
+def _resources(stack):
+    children = page_selectors.stack_children(stack)
+    return {"resources": [(r, children.get(r.name)) for r in selectors.stack_resources(stack)]}
+
+
+def _events(stack, request):
+    events = selectors.stack_events(stack, params={"sort_dir": "desc"})
+    return {"events": Paginator(events, EVENTS_PER_PAGE).get_page(request.GET.get("page"))}
+
+
+def _template(stack):
+    raw = stack.raw_template
+    env = {k: v for k, v in (raw.environment or {}).items() if v}
+    return {"template_text": yaml.safe_dump(raw.template, sort_keys=False, allow_unicode=True),
+            "environment_text": yaml.safe_dump(env, sort_keys=False) if env else ""}
+
+
+def _topology(stack):
+    return {"graph": layout(selectors.stack_resources(stack))}
+
+
+@page
+def stack_detail(request, stack_id, tab="overview"):
+    if tab not in TABS:
+        raise EntityNotFound(entity="Page", name=tab)
+    stack = _stack(request, stack_id)
+    actions = action_states(stack, request.role)
+    context = {"stack": stack, "tab": tab, "tabs": TABS, "actions": actions,
+               "disabled_reasons": disabled_reasons(actions),
+               "lock_form": LockForm(initial={"level": stack.lock_level or "all"}),
+               "live": stack.status == "IN_PROGRESS", "parent": stack.parent}
+    context.update({"overview": lambda: _overview(stack),
+                    "resources": lambda: _resources(stack),
+                    "events": lambda: _events(stack, request),
+                    "template": lambda: _template(stack),
+                    "topology": lambda: _topology(stack)}[tab]())
+    name = "stacks/_detail_live.html" if request.GET.get("live") else "stacks/detail.html"
+    return render(request, name, context)
+
+
+@require_POST
+@page
+def stack_action(request, stack_id, action):
+    stack = _stack(request, stack_id)
+    try:
+        require_member(request.role)
+        SERVICES[action](stack, request.POST, request.user)
+    except HeatError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"{STARTED[action]} of stack {stack.name} started.")
+        if action == "delete":
+            return redirect("pages:stack-list")
+    return redirect(_detail_url(stack))
+
+
+@page
+def stack_delete_confirm(request, stack_id):
+    stack = _stack(request, stack_id)
+    return render(request, "stacks/delete.html",
+                  {"stack": stack, "action": action_states(stack, request.role)["delete"]})
+
+
+def _parameter_fields(form):
+    return [(label, [(field, constraint_notes(form.schemas[field.name])) for field in fields])
+            for label, fields in form.parameter_groups()]
+
+
+@page
+def stack_launch(request):
+    """Step 1: the template (and environment); step 2: its parameters, then create."""
+    if request.method != "POST":
+        return render(request, "stacks/launch.html", {"source": LaunchSourceForm()})
+    source = LaunchSourceForm(request.POST, request.FILES)
+    launching = request.POST.get("step") == "launch"
+    context = {"source": source}
+    if request.POST.get("step") == "edit" or not source.is_valid():
+        return render(request, "stacks/launch.html", context)
+    data = source.cleaned_data
+    try:
+        env = environment_from_text(data["environment"])
+        params = StackParametersForm(request.POST if launching else None, prefix="p",
+                                     template=data["template"],
+                                     initial_values=env.get("parameters"))
+    except HeatError as error:
+        source.add_error(None, error.message)
+        return render(request, "stacks/launch.html", context)
+    context.update(params=params, groups=_parameter_fields(params))
+    if not launching or not params.is_valid():
+        return render(request, "stacks/launch.html", context)
+    try:
+        require_member(request.role)
+        stack = lifecycle.stack_create(
+            project=request.project, user=request.user, name=data["stack_name"],
+            template=data["template"], environment=data["environment"],
+            parameters={n: v for n, v in params.cleaned_data.items() if n in params.schemas})
+    except HeatError as error:
+        messages.error(request, error.message)
+        return render(request, "stacks/launch.html", context)
+    messages.success(request, f"Launch of stack {stack.name} started.")
+    return redirect("pages:stack-list")
+
+
+def _show_current_immutable_values(form):
+    """A refused immutable field shows its current value again (it is read-only)."""
+    data = form.data.copy()
+    for name, schema in form.schemas.items():
+        if schema.immutable and name in form.errors:
+            data[form.add_prefix(name)] = form.fields[name].initial
+    form.data = data
+
+
+@page
+def stack_update(request, stack_id):
+    """The stack's parameters with their current values; immutable ones read-only."""
+    stack = _stack(request, stack_id)
+    form = StackUpdateForm(request.POST if request.method == "POST" else None, prefix="p",
+                           stack=stack)
+    context = {"stack": stack, "form": form, "groups": _parameter_fields(form),
+               "action": action_states(stack, request.role)["update"]}
+    if request.method != "POST":
+        return render(request, "stacks/update.html", context)
+    if not form.is_valid():
+        _show_current_immutable_values(form)
+        return render(request, "stacks/update.html", context)
+    try:
+        require_member(request.role)
+        # PATCH keeps the stored environment (resource_registry, ...) and files,
+        # with every parameter of the form given.
+        lifecycle.stack_update(
+            stack, template=stack.raw_template.template, patch=True,
+            parameters={n: v for n, v in form.cleaned_data.items() if n in form.schemas})
+    except HeatError as error:
+        messages.error(request, error.message)
+        return render(request, "stacks/update.html", context)
+    messages.success(request, f"Update of stack {stack.name} started.")
+    return redirect(_detail_url(stack))

@@ -1,0 +1,71 @@
+"""Playwright on Debian's chromium against the live service (gunicorn + Celery workers).
+
+No browser is downloaded: ``/usr/bin/chromium`` must exist (``./test``
+installs it), and a missing one fails the tests rather than skipping them.
+"""
+import uuid
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"
+VIEWPORT = {"width": 1000, "height": 700}
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    assert CHROMIUM.exists(), (f"{CHROMIUM} is missing: the browser tests need Debian's "
+                               f"chromium (apt-get install chromium; ./test installs it)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True,
+            args=["--no-sandbox", "--disable-dev-shm-usage"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def context(browser, live_service):
+    context = browser.new_context(viewport=VIEWPORT, base_url=live_service.url)
+    context.set_default_timeout(15_000)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context):
+    return context.new_page()
+
+
+def make_user(live_service, username, project, role="member"):
+    """A user with PASSWORD and a membership; returns issue_token's JSON (project id...)."""
+    info = live_service.issue_token(username, project, role)
+    done = live_service.manage("shell", "-c", (
+        "from django.contrib.auth import get_user_model\n"
+        f"user = get_user_model().objects.get(username={username!r})\n"
+        f"user.set_password({PASSWORD!r})\n"
+        "user.save()\n"))
+    assert done.returncode == 0, done.stderr
+    return info
+
+
+@pytest.fixture
+def unique():
+    return uuid.uuid4().hex[:6]
+
+
+def sign_in(page, username):
+    page.goto("/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url("**/")
+
+
+def screenshot(page, name):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
