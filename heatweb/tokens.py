@@ -26,12 +26,20 @@ def token_issue(*, username, project_name, role=Role.MEMBER, ttl_hours=None):
     if not created and membership.role != role:
         membership.role = role
         membership.save(update_fields=["role"])
-    raw = secrets.token_urlsafe(32)
+    raw = _new_raw_token()
     ttl = settings.HEATWEB["TOKEN_TTL_HOURS"] if ttl_hours is None else ttl_hours
     ApiToken.objects.create(
         user=user, project=project, key_hash=_hash(raw), prefix=raw[:8],
         expires_at=timezone.now() + timedelta(hours=ttl) if ttl else None)
     return raw, project
+
+
+def _new_raw_token():
+    """A random token that never starts with "-", so command lines never read it as an option."""
+    while True:
+        raw = secrets.token_urlsafe(32)
+        if not raw.startswith("-"):
+            return raw
 
 
 def token_user(raw):

@@ -142,7 +142,7 @@ def deployment_signal(deployment_id, details):
     signal changes nothing). Returns the event reason.
     """
     with transaction.atomic():
-        row = SoftwareDeployment.objects.select_for_update().select_related("config") \
+        row = SoftwareDeployment.objects.select_for_update(of=("self",)).select_related("config") \
             .filter(pk=deployment_id).first()
         if row is None or row.status != "IN_PROGRESS":
             return "Signal: ignored, the deployment is not waiting for one"

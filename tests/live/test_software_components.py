@@ -72,7 +72,7 @@ class AgentProcess:
 
     def __init__(self, service, info, server_id, state_dir, *, hooks_dir=None):
         self.command = [sys.executable, str(AGENT), "--endpoint", info["endpoint"],
-                        "--token", info["token"], "--server-id", server_id,
+                        f"--token={info['token']}", "--server-id", server_id,
                         "--state-dir", str(state_dir)]
         if hooks_dir:
             self.command += ["--hooks-dir", str(hooks_dir)]

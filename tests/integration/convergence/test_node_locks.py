@@ -1,0 +1,105 @@
+"""A node meeting another engine's resource lock, and a node outliving its traversal.
+
+These run the engine's node code in this process against the real database;
+the tasks it would send are recorded at ``converge_nodes.delay`` (the
+boundary to the broker) instead of being delivered to a worker.
+"""
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from convergence import nodes, tasks
+from convergence.models import Engine, SyncPoint
+from heatweb.models import Project
+from stacks.models import Event, Resource, Stack
+from stacks.services import lifecycle
+
+pytestmark = pytest.mark.django_db
+
+TEMPLATE = {"heat_template_version": "2016-10-14", "resources": {
+    "a": {"type": "OS::Heat::None"},
+    "b": {"type": "OS::Heat::None", "depends_on": "a"}}}
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """The converge_nodes tasks the code under test sends: (traversal, [[entity, is_update]])."""
+    calls = []
+    monkeypatch.setattr(tasks.converge_nodes, "delay", lambda stack_id, traversal_id, node_list:
+                        calls.append((traversal_id, [[n[0], n[1]] for n in node_list])))
+    return calls
+
+
+@pytest.fixture
+def stack():
+    project = Project.objects.create(name="locks")
+    return lifecycle.stack_create(project=project, user=None, name="s", template=TEMPLATE)
+
+
+def rows(stack):
+    return {r.name: r for r in Resource.objects.filter(stack=stack)}
+
+
+def other_engine(*, alive):
+    beat = timezone.now() if alive else timezone.now() - timedelta(hours=1)
+    return Engine.objects.create(id=f"elsewhere:{int(alive)}", hostname="elsewhere", pid=1,
+                                 last_heartbeat=beat)
+
+
+def test_a_resource_locked_by_a_live_engine_is_neither_run_nor_propagated(stack, sent):
+    a = rows(stack)["a"]
+    holder = other_engine(alive=True)
+    Resource.objects.filter(pk=a.pk).update(engine_id=holder.pk)
+
+    nodes.nodes_run(str(stack.pk), stack.current_traversal, [[a.pk, True, {}]])
+
+    a_after = rows(stack)["a"]
+    assert (a_after.state, a_after.engine_id, a_after.atomic_key) == \
+        ("INIT_COMPLETE", holder.pk, a.atomic_key)
+    assert sent == []
+    stack_row = SyncPoint.objects.get(traversal_id=stack.current_traversal,
+                                      entity_id=str(stack.pk))
+    assert stack_row.input_data == {}
+    assert Stack.objects.get(pk=stack.pk).state == "CREATE_IN_PROGRESS"
+
+
+def test_a_dead_engines_lock_is_broken_and_the_node_runs_again(stack, sent):
+    a = rows(stack)["a"]
+    holder = other_engine(alive=False)
+    Resource.objects.filter(pk=a.pk).update(engine_id=holder.pk, state="CREATE_IN_PROGRESS")
+
+    nodes.nodes_run(str(stack.pk), stack.current_traversal, [[a.pk, True, {}]])
+
+    broken = rows(stack)["a"]
+    assert (broken.state, broken.engine_id, broken.status_reason) == \
+        ("CREATE_FAILED", None, "Worker went down during resource CREATE")
+    assert sent == [(stack.current_traversal, [[a.pk, True]])]  # processed again
+
+    nodes.nodes_run(str(stack.pk), stack.current_traversal, [[a.pk, True, {}]])
+
+    assert rows(stack)["a"].state == "CREATE_COMPLETE"
+    assert rows(stack)["b"].state == "CREATE_COMPLETE"  # a chain runs on in the same task
+    assert Stack.objects.get(pk=stack.pk).state == "CREATE_COMPLETE"
+    reasons = list(Event.objects.filter(stack=stack, resource_name="a").values_list(
+        "resource_action", "resource_status", "resource_status_reason"))
+    assert ("CREATE", "FAILED", "Worker went down during resource CREATE") in reasons
+
+
+def test_a_node_whose_traversal_was_replaced_is_retriggered_in_the_new_one(stack, sent):
+    old_traversal = stack.current_traversal
+    a = rows(stack)["a"]
+    # A newer traversal starts while a's node is about to run in the old one:
+    # the old sync points are deleted, the new one's a node was skipped because
+    # the resource was locked (here: it is ready and waiting for a retrigger).
+    new = lifecycle.stack_update(Stack.objects.get(pk=stack.pk), template=TEMPLATE)
+    assert new.current_traversal != old_traversal
+    assert not SyncPoint.objects.filter(traversal_id=old_traversal).exists()
+    sent.clear()
+
+    nodes.nodes_run(str(stack.pk), old_traversal, [[a.pk, True, {}]])
+    assert sent == []  # the old traversal is gone: nothing runs in it
+
+    nodes._after_single(nodes._context(Stack.objects.get(pk=stack.pk), old_traversal),
+                        rows(stack)["a"], nodes.Outcome("done", data={}), entity=[a.pk, True])
+    assert sent == [(new.current_traversal, [[a.pk, True]])]
