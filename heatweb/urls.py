@@ -16,6 +16,7 @@ urlpatterns = [
     path("v1/<str:tenant_id>/", include("softwareconfig.api.urls")),
     path("webhooks/signal/<uuid:resource_id>/<str:signature>", SignalWebhookApi.as_view(),
          name="signal-webhook"),
+    path("software/", include("softwareconfig.pages.urls")),
     path("", include("stacks.pages.urls")),
 ]
 

@@ -79,8 +79,8 @@ def launch(page, name, size="3"):
     page.get_by_label("Size").fill("9")
     page.get_by_role("button", name="Launch").click()
     expect(page.locator(".field-error")).to_contain_text("size must be between 1 and 5")
+    screenshot(page, "launch-form")  # the generated form, refusing 9 with the constraint's text
     page.get_by_label("Size").fill(size)
-    screenshot(page, "launch-form")
     page.get_by_role("button", name="Launch").click()
     expect(page.locator(".msg-success")).to_have_text(f"Launch of stack {name} started.")
 

@@ -1,0 +1,1 @@
+"""Server-rendered pages of software configs, components and deployments."""

@@ -1,0 +1,135 @@
+"""Reads of the software pages, every one scoped to the request's project.
+
+A deployment made by a stack points at a config derived for one action;
+the config its template named (a component, say) is the ``config``
+property of its ``OS::Heat::SoftwareDeployment`` resource. These reads
+follow that link so a component shows the deployments that apply it.
+"""
+import json
+import uuid
+from dataclasses import dataclass, field
+
+from django.db.models import Q
+
+from softwareconfig import services
+from softwareconfig.components import STATUS_CODE, STDERR, STDOUT
+from softwareconfig.models import SoftwareConfig, SoftwareDeployment
+from stacks.models import Resource
+
+DEPLOYMENT_TYPE = "OS::Heat::SoftwareDeployment"
+SERVER_TYPE = "OS::Nova::Server"
+STREAMS = ((STDOUT, "standard output"), (STDERR, "standard error"),
+           (STATUS_CODE, "exit status"))
+
+
+def _as_uuid(value):
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+def _sources_of_deployments(project):
+    """``{deployment id: id of the config its stack resource names}``."""
+    rows = (Resource.objects.filter(stack__project=project, type=DEPLOYMENT_TYPE)
+            .exclude(physical_resource_id="").order_by("id")
+            .values_list("physical_resource_id", "properties_data"))
+    sources = {}
+    for deployment_id, properties in rows:
+        config_id = _as_uuid((properties or {}).get("config"))
+        if config_id is not None:
+            sources[deployment_id] = config_id
+    return sources
+
+
+def _source_id(deployment, sources):
+    return sources.get(str(deployment.pk)) or deployment.config_id
+
+
+def _shown(value):
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+@dataclass
+class DeploymentView:
+    """A deployment with the config it was asked to apply (``source``) and its outputs."""
+
+    deployment: SoftwareDeployment
+    source: SoftwareConfig | None = None
+
+    @property
+    def state(self):
+        return f"{self.deployment.action}_{self.deployment.status}"
+
+    @property
+    def streams(self):
+        """``[(key, label, text)]`` of deploy_stdout, deploy_stderr, deploy_status_code."""
+        values = self.deployment.output_values or {}
+        return [(key, label, _shown(values[key])) for key, label in STREAMS
+                if values.get(key) is not None]
+
+    @property
+    def outputs(self):
+        """``[(name, text)]`` of the other output values."""
+        streams = {key for key, _ in STREAMS}
+        return [(name, _shown(value)) for name, value in (self.deployment.output_values or {})
+                .items() if name not in streams]
+
+
+@dataclass
+class ServerDeployments:
+    """The deployments of one server, and the stack resource that made the server if any."""
+
+    server_id: str
+    resource: Resource | None = None
+    deployments: list = field(default_factory=list)
+
+
+def config_page_list(project):
+    """``[(config, number of deployments)]``: configs and components, newest first.
+
+    Derived configs (one per deployment and action) are left out.
+    """
+    configs = list(SoftwareConfig.objects.filter(project=project, derived=False)
+                   .order_by("-created_at", "-id"))
+    sources = _sources_of_deployments(project)
+    counts = {}
+    for deployment in SoftwareDeployment.objects.filter(project=project).only("pk", "config_id"):
+        source = _source_id(deployment, sources)
+        counts[source] = counts.get(source, 0) + 1
+    return [(config, counts.get(config.pk, 0)) for config in configs]
+
+
+def config_page(project, config_id):
+    """The config (EntityNotFound unless it is the project's) and its deployments."""
+    config = services.config_get(project, config_id)
+    sources = _sources_of_deployments(project)
+    made = [pk for pk in map(_as_uuid, (d for d, s in sources.items() if s == config.pk)) if pk]
+    rows = (SoftwareDeployment.objects.filter(Q(config=config) | Q(pk__in=made), project=project)
+            .order_by("server_id", "created_at", "id"))
+    return config, [DeploymentView(row, config) for row in rows]
+
+
+def deployments_by_server(project, *, server_id=""):
+    """``[ServerDeployments]`` of the project (of one server when ``server_id`` is given)."""
+    rows = services.deployment_list(project, server_id=server_id or None)
+    sources = _sources_of_deployments(project)
+    wanted = {_source_id(row, sources) for row in rows}
+    configs = {c.pk: c for c in SoftwareConfig.objects.filter(project=project, pk__in=wanted)}
+    servers = {}
+    for row in sorted(rows, key=lambda r: (r.server_id, r.created_at, str(r.pk))):
+        group = servers.setdefault(row.server_id, ServerDeployments(row.server_id))
+        group.deployments.append(DeploymentView(row, configs.get(_source_id(row, sources))))
+    made_by = (Resource.objects.select_related("stack")
+               .filter(stack__project=project, type=SERVER_TYPE, stack__deleted_at__isnull=True,
+                       physical_resource_id__in=list(servers))
+               .exclude(state="DELETE_COMPLETE").order_by("id"))
+    for resource in made_by:
+        servers[resource.physical_resource_id].resource = resource
+    return list(servers.values())
+
+
+def server_ids(project):
+    """The servers the project has deployments on (for the filter)."""
+    return list(SoftwareDeployment.objects.filter(project=project)
+                .order_by("server_id").values_list("server_id", flat=True).distinct())

@@ -1,0 +1,61 @@
+"""Software pages: parse the request, call a selector, render. Anyone in the project may look."""
+import json
+
+from django.shortcuts import render
+
+from softwareconfig.components import COMPONENT_GROUP
+from softwareconfig.pages import selectors
+from softwareconfig.pages.highlight import highlighted
+from stacks.pages.views import page
+
+SECTIONS = ("configs", "deployments")
+
+
+def _text(value):
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _entries(config):
+    """A component's entries, each with its config highlighted for its tool."""
+    entries = []
+    for entry in (config.config or {}).get("configs", []):
+        language, html = highlighted(entry.get("tool"), entry.get("config"))
+        entries.append({"actions": entry.get("actions") or [], "tool": entry.get("tool"),
+                        "language": language, "html": html})
+    return entries
+
+
+def _inputs(config):
+    return [{"name": i.get("name"), "type": i.get("type", "String"),
+             "default": _text(i.get("default")), "value": _text(i.get("value")),
+             "description": i.get("description", "")} for i in config.inputs or []]
+
+
+@page
+def config_list(request):
+    return render(request, "softwareconfig/list.html", {
+        "section": "configs", "sections": SECTIONS,
+        "configs": selectors.config_page_list(request.project)})
+
+
+@page
+def config_detail(request, config_id):
+    config, deployments = selectors.config_page(request.project, config_id)
+    context = {"config": config, "deployments": deployments, "inputs": _inputs(config),
+               "options": [(k, _text(v)) for k, v in sorted((config.options or {}).items())]}
+    if config.group == COMPONENT_GROUP and isinstance(config.config, dict):
+        context["entries"] = _entries(config)
+    else:
+        context["language"], context["html"] = highlighted(config.group, config.config)
+    return render(request, "softwareconfig/config.html", context)
+
+
+@page
+def deployment_list(request):
+    server = request.GET.get("server", "").strip()
+    return render(request, "softwareconfig/deployments.html", {
+        "section": "deployments", "sections": SECTIONS, "server": server,
+        "servers": selectors.deployments_by_server(request.project, server_id=server),
+        "server_ids": selectors.server_ids(request.project)})
