@@ -12,6 +12,11 @@ app = Celery("heatweb")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
+if os.environ.get("HEATWEB_BENCH_METRICS_DIR"):  # manage.py bench_engines counts per process
+    from convergence.metrics import metrics_from_environment
+
+    worker_process_init.connect(metrics_from_environment)
+
 
 @worker_process_init.connect
 def engine_start(**kwargs):
