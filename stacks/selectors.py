@@ -27,9 +27,11 @@ def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
         if stack is None or stack.name != name_or_id and str(stack.pk) != name_or_id:
             raise EntityNotFound(entity="Stack", name=name_or_id)
         return stack
+    # As Heat's identify_stack: an id finds a deleted stack too (it shows
+    # DELETE_COMPLETE), a name only a live one.
     live = qs if show_deleted else qs.filter(deleted_at__isnull=True)
     sid = _as_uuid(name_or_id)
-    stack = (live.filter(pk=sid).first() if sid else None) or \
+    stack = (qs.filter(pk=sid).first() if sid else None) or \
         live.filter(name=name_or_id).order_by("-created_at").first()
     if stack is None:
         raise EntityNotFound(entity="Stack", name=name_or_id)

@@ -130,6 +130,8 @@ def wait_deleted(heat, stack_id, timeout=60):
             stack = heat.stacks.get(stack_id)
         except heat_exc.HTTPNotFound:
             return
+        if stack.stack_status == "DELETE_COMPLETE":
+            return
         if stack.stack_status == "DELETE_FAILED":
             raise AssertionError(stack.stack_status_reason)
         time.sleep(0.2)

@@ -129,6 +129,12 @@ def test_create_show_list_resources_events_outputs_delete(hc):
     hc.stacks.delete(sid)
     wait_deleted(hc, sid)
     assert not list(hc.stacks.list(filters={"name": name}))
+    # As in Heat: the id still shows the deleted stack, the name no longer finds it.
+    assert hc.stacks.get(sid).stack_status == "DELETE_COMPLETE"
+    with pytest.raises(heat_exc.HTTPNotFound):
+        hc.stacks.get(name)
+    with pytest.raises(heat_exc.HTTPBadRequest, match="when it is deleted is not supported"):
+        hc.stacks.update(sid, template=MIXED)
 
 
 def test_update_in_place_replacement_and_patch(hc):
