@@ -25,7 +25,7 @@ from django.core.management.base import BaseCommand, CommandError
 from convergence.metrics import ENV as METRICS_ENV
 from convergence.metrics import FLUSH_SECONDS, metrics_read
 from heatweb.models import Project
-from stacks.management.commands.bench_stacks import QueryCounter, template
+from stacks.management.commands.bench_stacks import QueryCounter, stack_wait, template
 from stacks.models import Stack
 from stacks.services import lifecycle
 
@@ -226,7 +226,7 @@ class Command(BaseCommand):
             began = time.perf_counter()
             stack = start()
             counter.ignored.on = True
-            state = self.wait(stack.pk, target, timeout)
+            state = stack_wait(stack.pk, target, timeout)
             elapsed = time.perf_counter() - began
             after = metrics_settled(engines.metrics_dir)
             counter.ignored.on = False
@@ -242,15 +242,6 @@ class Command(BaseCommand):
                                   f"worker logs in {engines.log_dir}")
                 break
         return rows
-
-    def wait(self, stack_id, target, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            state = Stack.objects.filter(pk=stack_id).values_list("state", flat=True).first()
-            if state == target or (state or "").endswith("FAILED"):
-                return state
-            time.sleep(0.05)
-        return "TIMEOUT"
 
     def print_table(self, rows, *, size, peak_reset):
         peak = "during the phase" if peak_reset else "since the worker started"

@@ -55,6 +55,17 @@ def template(n, *, chain, marker="a"):
     return {"heat_template_version": "2018-08-31", "resources": resources}
 
 
+def stack_wait(stack_id, target, timeout):
+    """The stack's state once it is ``target`` or failed, or "TIMEOUT"."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = Stack.objects.filter(pk=stack_id).values_list("state", flat=True).first()
+        if state == target or (state or "").endswith("FAILED"):
+            return state
+        time.sleep(0.05)
+    return "TIMEOUT"
+
+
 class Command(BaseCommand):
     help = "Create/update/delete stacks of N OS::Heat::None resources and print a table."
 
@@ -111,7 +122,7 @@ class Command(BaseCommand):
             stack = start()
             stack_id = stack.pk
             counter.ignored.on = True
-            state = self.wait(stack_id, target, timeout)
+            state = stack_wait(stack_id, target, timeout)
             counter.ignored.on = False
             elapsed = time.perf_counter() - began
             queries = counter.count - before
@@ -120,15 +131,6 @@ class Command(BaseCommand):
                             "seconds": elapsed, "per_sec": n / elapsed if elapsed else 0,
                             "queries": queries, "q_per_res": queries / n, "peak_mb": peak_mb})
         return results
-
-    def wait(self, stack_id, target, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            state = Stack.objects.filter(pk=stack_id).values_list("state", flat=True).first()
-            if state == target or (state or "").endswith("FAILED"):
-                return state
-            time.sleep(0.05)
-        return "TIMEOUT"
 
     def print_table(self, rows):
         db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
