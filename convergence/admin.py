@@ -4,8 +4,9 @@ Nothing here writes a state: releasing locks goes through the same recovery
 service the engines use (the resource's django-fsm ``mark_failed``).
 """
 from django.contrib import admin, messages
+from django.db.models import Count, OuterRef, Subquery
 
-from convergence.engines import engine_alive
+from convergence.engines import engine_row_alive
 from convergence.models import Engine, SyncPoint, Traversal
 from convergence.recovery import recover_resource
 from stacks.models import Resource
@@ -39,6 +40,7 @@ class TraversalAdmin(ReadOnlyAdmin):
                     "finished_at", "outcome")
     list_filter = ("action", "outcome", "stack")
     search_fields = ("id", "stack__name")
+    list_select_related = ("stack",)
 
     @admin.display(boolean=True)
     def current(self, obj):
@@ -53,16 +55,22 @@ class EngineAdmin(ReadOnlyAdmin):
 
     @admin.display(boolean=True)
     def alive(self, obj):
-        return engine_alive(obj.pk)
+        return engine_row_alive(obj)
 
+    def get_queryset(self, request):
+        held = (Resource.objects.filter(engine_id=OuterRef("pk")).order_by()
+                .values("engine_id").annotate(n=Count("pk")).values("n"))
+        return super().get_queryset(request).annotate(locks=Subquery(held))
+
+    @admin.display(description="locks held")
     def locks_held(self, obj):
-        return Resource.objects.filter(engine_id=obj.pk).count()
+        return obj.locks or 0
 
     @admin.action(description="Release the resource locks of the selected dead engines")
     def release_locks(self, request, queryset):
         released = 0
         for engine in queryset:
-            if engine_alive(engine.pk):
+            if engine_row_alive(engine):
                 self.message_user(request, f"{engine.pk} is alive: its locks were kept.",
                                   messages.WARNING)
                 continue

@@ -73,15 +73,20 @@ def engine_alive(ident):
 
     if ident == _identity.get("id") and _identity.get("pid") == os.getpid():
         return True
-    row = Engine.objects.filter(pk=ident, stopped_at__isnull=True).values(
-        "hostname", "last_heartbeat").first()
-    if row is None:
+    engine = Engine.objects.filter(pk=ident).only("hostname", "last_heartbeat",
+                                                  "stopped_at").first()
+    return engine is not None and engine_row_alive(engine)
+
+
+def engine_row_alive(engine):
+    """``engine_alive`` for an Engine row already loaded (e.g. a list in admin)."""
+    if engine.stopped_at is not None:
         return False
-    age = (timezone.now() - row["last_heartbeat"]).total_seconds()
+    age = (timezone.now() - engine.last_heartbeat).total_seconds()
     if age > settings.HEATWEB["ENGINE_DEAD_AFTER_SECONDS"]:
         return False
-    if age > 2 * settings.HEATWEB["ENGINE_HEARTBEAT_SECONDS"] and "@" in row["hostname"]:
-        return _worker_answers(row["hostname"])
+    if age > 2 * settings.HEATWEB["ENGINE_HEARTBEAT_SECONDS"] and "@" in engine.hostname:
+        return _worker_answers(engine.hostname)
     return True
 
 

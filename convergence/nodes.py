@@ -182,10 +182,8 @@ def replace(ctx, res, defn, cls, props, pending):
 def converge_cleanup(ctx, res, *, delete):
     if not delete or res.state == "DELETE_COMPLETE":
         return DONE_EMPTY
-    from stacks.resources.stack import _ChildStack
-
     plugin = plugin_for(ctx, res)
-    if res.plugin_data.get(PHYSICAL_LOCK_FLAG) and not isinstance(plugin, _ChildStack):
+    if res.plugin_data.get(PHYSICAL_LOCK_FLAG) and not plugin.nested_stack:
         # A stack deleted from LOCK_FAILED/UNLOCK_FAILED: release the lock first.
         try:
             plugin.check_unlock_complete(plugin.handle_unlock())
@@ -217,11 +215,9 @@ def lock_action(ctx, res, action):
     take a physical lock (``handle_lock``) only at level ``all``, and release
     it on unlock or when the level drops to ``stacks``.
     """
-    from stacks.resources.stack import _ChildStack
-
     plugin = plugin_for(ctx, res)
     held = bool(res.plugin_data.get(PHYSICAL_LOCK_FLAG))
-    if isinstance(plugin, _ChildStack):
+    if plugin.nested_stack:
         step = action
         want = action == "LOCK"
     else:

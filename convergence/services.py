@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from convergence.models import SyncPoint, Traversal
-from convergence.sync_points import node_key, sync_point_merge, sync_points_create
+from convergence.sync_points import sync_point_merge, sync_points_create
 from heatweb.exceptions import ConcurrentTransaction
 from stacks.models import Resource, Stack
 from stacks.models import states as st
@@ -157,10 +157,6 @@ def _purge(stack, traversal_id, *, outcome, purge_sync_points=True):
     if purge_sync_points:
         SyncPoint.objects.filter(traversal_id=traversal_id).delete()
     Resource.objects.filter(stack=stack, state="DELETE_COMPLETE").delete()
-
-
-def input_key(entity_id, is_update):
-    return node_key(entity_id, is_update)
 
 
 def retrigger(stack_id, entity_id):

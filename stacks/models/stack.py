@@ -127,7 +127,8 @@ class Stack(models.Model):
     def begin_lock(self):
         pass
 
-    @transition(field=state, source=st.STACK_SOURCES["UNLOCK"], target="UNLOCK_IN_PROGRESS")
+    @transition(field=state, source=st.STACK_SOURCES["UNLOCK"], target="UNLOCK_IN_PROGRESS",
+                conditions=[st.parent_not_locked])
     def begin_unlock(self):
         pass
 

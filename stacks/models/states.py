@@ -78,11 +78,22 @@ def not_suspended_under_unlock(stack):
     return not (stack.state == "UNLOCK_COMPLETE" and stack.pre_lock_state.startswith("SUSPEND"))
 
 
+PARENT_LOCK_STATES = ("LOCK_IN_PROGRESS", "LOCK_COMPLETE", "LOCK_FAILED")
+
+
+def parent_not_locked(stack):
+    """A nested stack follows its parent's lock: it is not unlocked on its own."""
+    return stack.parent_id is None or stack.parent.state not in PARENT_LOCK_STATES
+
+
 def refusal_for(stack, action):
     """The Heat error for a stack whose state refuses ``action``."""
     state = stack.state
     current, status = split(state)
     name = stack.name
+    if action == "UNLOCK" and not parent_not_locked(stack):
+        return exc.StackLocked(f"Stack {name} follows the lock of its parent stack "
+                               f"{stack.parent.name}; unlock the parent first.")
     if current == "LOCK" or state in ("UNLOCK_IN_PROGRESS", "UNLOCK_FAILED"):
         if action == "UNLOCK":
             return exc.ActionInProgress(stack_name=name, action=current)

@@ -14,14 +14,14 @@ from stacks.models import states as st
 from stacks.resources.base import ResourcePlugin
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property, Range
-from stacks.resources.stack import _ChildStack
+from stacks.resources.stack import ChildStackResource
 from stacks.services import nested
 
 ADJUSTMENT_TYPES = ("change_in_capacity", "exact_capacity", "percent_change_in_capacity")
 
 
 @register
-class AutoScalingGroup(_ChildStack):
+class AutoScalingGroup(ChildStackResource):
     """A group of identical resources (the ``resource`` definition), from min to max size.
 
     Members are the resources of a nested stack; ``current_size``, ``refs``

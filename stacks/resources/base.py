@@ -45,6 +45,9 @@ class ResourcePlugin:
     properties_schema = {}
     attributes_schema = {}
     allow_unknown_properties = False
+    # A child stack of this service is the backend: it follows the parent's
+    # lock itself (no physical lock) and receives parameters from the parent.
+    nested_stack = False
 
     def __init__(self, *, name, properties, context, physical_id=None, data=None):
         self.name = name

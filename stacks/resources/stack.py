@@ -14,8 +14,10 @@ from stacks.resources.schema import Attribute, Property
 from stacks.services import nested
 
 
-class _ChildStack(ResourcePlugin):
+class ChildStackResource(ResourcePlugin):
     """Shared two-phase actions of resources backed by a child stack."""
+
+    nested_stack = True
 
     def _template(self):
         raise NotImplementedError
@@ -101,7 +103,7 @@ class _ChildStack(ResourcePlugin):
 
 
 @register
-class NestedStackResource(_ChildStack):
+class NestedStackResource(ChildStackResource):
     """A nested stack from an inline template (``OS::Heat::Stack``).
 
     The ``outputs`` attribute holds the child's outputs; the child is
@@ -127,7 +129,7 @@ class NestedStackResource(_ChildStack):
         return self.properties.get("parameters") or {}
 
 
-class TemplateResource(_ChildStack):
+class TemplateResource(ChildStackResource):
     """A resource whose type names a template in ``files``: properties become parameters."""
 
     type_name = "heatweb::TemplateResource"

@@ -9,26 +9,27 @@ from django.utils import timezone
 
 from convergence.graph import walk_graph
 from convergence.services import new_traversal_id, stack_save_cas, traversal_begin
-from heatweb.exceptions import BadRequest, Forbidden, StackLocked
+from heatweb.exceptions import BadRequest, Forbidden
 from heatweb.tokens import is_cloud_admin
-from stacks.models import Resource, Stack
+from stacks.models import Resource
 from stacks.models import states as st
 from stacks.services.lifecycle import _begin
 
 LEVELS = ("all", "stacks")
-from stacks.services.locking_flags import PHYSICAL_LOCK_FLAG  # noqa: E402,F401
+
+
+def lock_change_refusal(stack, user):
+    """Forbidden when only a cloud admin may unlock or relock ``stack`` (as Nova's lock), else None."""
+    if stack.locked_by_admin and stack.is_locked and not (user and is_cloud_admin(user)):
+        return Forbidden(f"Stack {stack.name} was locked by a cloud admin; only a cloud "
+                         f"admin can unlock it or change its lock.")
+    return None
 
 
 def _require_may_change(stack, user):
-    if stack.locked_by_admin and stack.is_locked and not (user and is_cloud_admin(user)):
-        raise Forbidden(f"Stack {stack.name} was locked by a cloud admin; only a cloud "
-                        f"admin can unlock it or change its lock.")
-
-
-def _locked_parent(stack):
-    parent = Stack.objects.filter(pk=stack.parent_id).first() if stack.parent_id else None
-    return parent if parent is not None and parent.state in (
-        "LOCK_IN_PROGRESS", "LOCK_COMPLETE", "LOCK_FAILED") else None
+    refusal = lock_change_refusal(stack, user)
+    if refusal is not None:
+        raise refusal
 
 
 def _walk_start(stack, action, *, reason, **fields):
@@ -75,10 +76,6 @@ def stack_lock(stack, *, level=None, reason="", user=None, cascade=False):
 def stack_unlock(stack, *, user=None, cascade=False):
     """Release the lock, restoring each resource's protection as it was before."""
     if not cascade:
-        parent = _locked_parent(stack)
-        if parent is not None:
-            raise StackLocked(f"Stack {stack.name} follows the lock of its parent stack "
-                              f"{parent.name}; unlock the parent first.")
         _require_may_change(stack, user)
     who = user.username if user else ("its parent stack" if cascade else "the engine")
     with transaction.atomic():

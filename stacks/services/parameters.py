@@ -34,7 +34,6 @@ def check_immutable_parameters(stack, new_definition):
 def _check_children(stack, new_definition):
     """A parent's update that would pass a changed immutable parameter down is refused too."""
     from stacks.models import Resource, Stack
-    from stacks.resources.stack import _ChildStack
     from stacks.services.lifecycle import update_definition
 
     children = {r.name: r for r in Resource.objects.filter(
@@ -43,7 +42,7 @@ def _check_children(stack, new_definition):
     for name, defn in new_definition.resources.items():
         cls = new_definition.plugins[name]
         res = children.get(name)
-        if res is None or res.type != defn.type or not issubclass(cls, _ChildStack):
+        if res is None or res.type != defn.type or not cls.nested_stack:
             continue
         child = Stack.objects.filter(pk=res.physical_resource_id, deleted_at__isnull=True) \
             .select_related("raw_template").first()

@@ -9,7 +9,7 @@ import uuid
 import pytest
 from heatclient import client as heat_client_module
 
-from tests.live.conftest import LiveService
+from tests.conftest import LiveService
 
 pytestmark = pytest.mark.live
 
