@@ -141,7 +141,8 @@ def _parser():
     cmd.add_argument("id")
     add("stack-show", stack_show, "Describe a stack.").add_argument("id")
     cmd = add("stack-delete", stack_delete, "Delete stacks.")
-    cmd.add_argument("-y", "--yes", action="store_true")
+    cmd.add_argument("-y", "--yes", action="store_true",
+                     help="accepted as heat's stack-delete does; this command never asks")
     cmd.add_argument("id", nargs="+")
     cmd = add("resource-list", resource_list, "List a stack's resources.")
     cmd.add_argument("-n", "--nested-depth", type=int, default=0)

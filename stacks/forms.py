@@ -109,7 +109,7 @@ class StackUpdateForm(StackParametersForm):
             definition, _, _ = update_definition(
                 self.stack, template=self.template.raw, environment=None,
                 parameters={n: cleaned[n] for n in self.schemas if n in cleaned},
-                files=self.template.files, patch=False, clear_parameters=())
+                files=self.template.files, patch=True, clear_parameters=())
             check_immutable_parameters(self.stack, definition)
         except ImmutableParameterModified as error:
             for name in error.names:

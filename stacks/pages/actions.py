@@ -38,11 +38,11 @@ class ActionState:
     prominent: bool = False
 
 
-def action_states(stack, role):
+def action_states(stack, role, user):
     """``{action: ActionState}`` for lock, unlock, suspend, resume, check, delete, update."""
     states = {}
     for name, label in STARTED.items():
-        states[name] = ActionState(name, label, *_availability(stack, role, name))
+        states[name] = ActionState(name, label, *_availability(stack, role, user, name))
     return states
 
 
@@ -55,13 +55,12 @@ def disabled_reasons(states):
     return [(", ".join(labels), reason) for reason, labels in grouped.items()]
 
 
-def _availability(stack, role, name):
+def _availability(stack, role, user, name):
     if ROLE_RANK[role] < ROLE_RANK[Role.MEMBER]:
         return False, f"Your role in this project ({role.value}) may only look.", True
-    if name in ("lock", "unlock") and stack.is_locked and stack.locked_by_admin \
-            and role != Role.ADMIN:
-        return False, (f"Stack {stack.name} was locked by a cloud admin; only a cloud admin "
-                       f"can unlock it or change its lock."), True
+    refusal = locking.lock_change_refusal(stack, user) if name in ("lock", "unlock") else None
+    if refusal is not None:
+        return False, refusal.message, True
     if can_proceed(getattr(stack, f"begin_{name}")):
         return True, "", False
     refusal = st.refusal_for(stack, name.upper())

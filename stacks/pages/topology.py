@@ -6,6 +6,8 @@ the resource that needs it.
 """
 from dataclasses import dataclass, field
 
+from stacks.models import states as st
+
 NODE_W, NODE_H = 180, 46
 GAP_X, GAP_Y, MARGIN = 70, 18, 12
 
@@ -30,7 +32,7 @@ class Node:
 
     @property
     def status(self):
-        return self.state.rpartition("_")[2] if self.state != "INIT_COMPLETE" else "INIT"
+        return "INIT" if self.state == st.INIT_COMPLETE else st.split(self.state)[1]
 
     @property
     def label(self):

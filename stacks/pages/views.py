@@ -133,7 +133,7 @@ def stack_detail(request, stack_id, tab="overview"):
     if tab not in TABS:
         raise EntityNotFound(entity="Page", name=tab)
     stack = _stack(request, stack_id)
-    actions = action_states(stack, request.role)
+    actions = action_states(stack, request.role, request.user)
     context = {"stack": stack, "tab": tab, "tabs": TABS, "actions": actions,
                "disabled_reasons": disabled_reasons(actions),
                "lock_form": LockForm(initial={"level": stack.lock_level or "all"}),
@@ -167,7 +167,7 @@ def stack_action(request, stack_id, action):
 def stack_delete_confirm(request, stack_id):
     stack = _stack(request, stack_id)
     return render(request, "stacks/delete.html",
-                  {"stack": stack, "action": action_states(stack, request.role)["delete"]})
+                  {"stack": stack, "action": action_states(stack, request.role, request.user)["delete"]})
 
 
 def _parameter_fields(form):
@@ -226,7 +226,7 @@ def stack_update(request, stack_id):
     form = StackUpdateForm(request.POST if request.method == "POST" else None, prefix="p",
                            stack=stack)
     context = {"stack": stack, "form": form, "groups": _parameter_fields(form),
-               "action": action_states(stack, request.role)["update"]}
+               "action": action_states(stack, request.role, request.user)["update"]}
     if request.method != "POST":
         return render(request, "stacks/update.html", context)
     if not form.is_valid():

@@ -108,7 +108,9 @@ def test_launch_lock_refuse_unlock_update(page, live_service, unique):
 
     row.get_by_role("link", name=name).click()
     expect(page.get_by_role("heading", name=name)).to_be_visible()
-    expect(page.locator("#tab-overview")).to_contain_text("cluster")
+    cluster_row = page.locator("#tab-overview tr", has=page.locator("th", has_text="cluster"))
+    expect(cluster_row.filter(has_text="through the server").locator("td").first) \
+        .to_have_text("blue")
     page.get_by_label("Lock level").select_option("stacks")
     page.get_by_label("Reason").fill("DB maintenance")
     page.locator("#action-lock").click()
@@ -171,7 +173,8 @@ def test_launch_lock_refuse_unlock_update(page, live_service, unique):
     page.locator("#update").click()
     expect(page.locator(".msg-success")).to_have_text(f"Update of stack {name} started.")
     expect(status_of(page)).to_have_text("UPDATE_COMPLETE", timeout=CONVERGE_MS)
-    expect(page.locator("#tab-overview")).to_contain_text("4")
+    size_row = page.locator("#tab-overview tr", has=page.locator("th", has_text="size"))
+    expect(size_row.locator("td")).to_have_text("4")
 
     page.get_by_role("link", name="Events").click()
     expect(page.locator("#tab-events tbody tr").first).to_contain_text("UPDATE_COMPLETE")

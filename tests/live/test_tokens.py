@@ -190,14 +190,17 @@ def test_openapi_schema(live_service):
 
 
 def test_issue_token_prints_exactly_one_line(live_service):
-    done = live_service.manage("issue_token", _name("line"), "--project", _name("linep"))
+    project = _name("linep")
+    done = live_service.manage("issue_token", _name("line"), "--project", project)
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("\n")
     lines = done.stdout.splitlines()
     assert len(lines) == 1
     assert len(lines[0]) >= 32 and " " not in lines[0]
-    resp = requests.get(live_service.url + "/healthz", headers={"X-Auth-Token": lines[0]},
-                        timeout=30)
+    # The printed token works on the project's API (its id from a second, --json token).
+    project_id = live_service.issue_token(_name("line2"), project)["project_id"]
+    resp = requests.get(f"{live_service.url}/v1/{project_id}/stacks",
+                        headers={"X-Auth-Token": lines[0]}, timeout=30)
     assert resp.status_code == 200
 
 
