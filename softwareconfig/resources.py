@@ -10,17 +10,17 @@ config for that action, publishes it in the server's metadata and (unless
 """
 from django.conf import settings
 
-from heatweb.exceptions import StackValidationFailed
 from heatweb.models import Project
 from softwareconfig import services
 from softwareconfig.components import ACTIONS, COMPONENT_GROUP, DEFAULT_ACTIONS, STATUS_CODE, \
     STDERR, STDOUT, check_component, check_io, component_config, derived_inputs, \
     reacting_actions
 from softwareconfig.models import SoftwareConfig, SoftwareDeployment
-from stacks.hot.values import UNRESOLVED
+from stacks.hot.functions import contains_unresolved
 from stacks.resources.base import ResourceFailure, ResourcePlugin
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Length, Property
+from stacks.selectors import as_uuid
 
 _IO = {
     "inputs": Property("List", description="Inputs: name, description, type (String, Number, "
@@ -28,12 +28,6 @@ _IO = {
     "outputs": Property("List", description="Outputs: name, description, type, error_output."),
     "options": Property("Map", description="Options for the configuration tool(s)."),
 }
-
-
-def _resolved(value):
-    return value is not UNRESOLVED and not (isinstance(value, (list, dict)) and
-                                            UNRESOLVED in (value.values() if isinstance(
-                                                value, dict) else value))
 
 
 class _ConfigResource(ResourcePlugin):
@@ -45,7 +39,8 @@ class _ConfigResource(ResourcePlugin):
     def validate_properties(cls, raw, *, resource_name):
         props = super().validate_properties(raw, resource_name=resource_name)
         inputs, outputs = props.get("inputs"), props.get("outputs")
-        check_io(inputs if _resolved(inputs) else None, outputs if _resolved(outputs) else None,
+        check_io(None if contains_unresolved(inputs) else inputs,
+                 None if contains_unresolved(outputs) else outputs,
                  where=f"Property error: resources.{resource_name}.properties")
         return props
 
@@ -86,23 +81,20 @@ class SoftwareConfigResource(_ConfigResource):
 
 
 @register
-class StructuredConfigResource(_ConfigResource):
+class StructuredConfigResource(SoftwareConfigResource):
     """A software config whose ``config`` is a map (for hooks that take structured data)."""
 
     type_name = "OS::Heat::StructuredConfig"
-    properties_schema = {
-        "group": Property("String", description="The tool (hook) that applies the config.",
-                          default="Heat::Ungrouped"),
-        "config": Property("Map", description="The configuration data."),
-        **_IO,
-    }
+    properties_schema = {**SoftwareConfigResource.properties_schema,
+                         "config": Property("Map", description="The configuration data.")}
 
 
 _CONFIG_ENTRY = Property("Map", schema={
     "actions": Property("List", description="Lifecycle actions this config is applied for.",
                         default=DEFAULT_ACTIONS),
     "config": Property("String", description="The configuration to apply."),
-    "tool": Property("String", description="The tool (hook) that applies it.", required=True),
+    "tool": Property("String", description="The tool (hook) that applies it.", required=True,
+                     constraints=(Length(min=1),)),
 })
 
 
@@ -127,13 +119,7 @@ class SoftwareComponentResource(_ConfigResource):
     def validate_properties(cls, raw, *, resource_name):
         props = super().validate_properties(raw, resource_name=resource_name)
         configs = props.get("configs")
-        if _resolved(configs):
-            where = f"Property error: resources.{resource_name}.properties.configs"
-            for number, entry in enumerate(configs):
-                if not isinstance(entry, dict) or not entry.get("tool"):
-                    raise StackValidationFailed(f"{where}[{number}]: Property tool not assigned")
-                if not isinstance(entry.get("actions"), list):
-                    raise StackValidationFailed(f"{where}[{number}].actions: must be a list")
+        if not contains_unresolved(configs):
             check_component(configs, name=resource_name)
         return props
 
@@ -193,7 +179,7 @@ class SoftwareDeploymentResource(ResourcePlugin):
         if not config_id:
             return None
         row = SoftwareConfig.objects.filter(project_id=self.context.project_id,
-                                            pk=_as_uuid(config_id)).first()
+                                            pk=as_uuid(config_id)).first()
         if row is None:
             raise ResourceFailure(f"The Software config ({config_id}) could not be found.")
         return row
@@ -323,29 +309,14 @@ class SoftwareDeploymentResource(ResourcePlugin):
 
     # Attributes ------------------------------------------------------------------------
 
-    def _output_names(self):
-        row = self._row()
-        config = row.config if row else None
-        return [o.get("name") for o in (config.outputs if config else []) if o.get("name")]
-
-    def get_attribute(self, name, *path):
-        row = self._row()
-        return (row.output_values or {}).get(name) if row else None
-
     def attributes(self):
+        """Each declared output and deploy_stdout/stderr/status_code, as the agent sent them."""
         row = self._row()
         if row is None:
             return {}
         values = dict(row.output_values or {})
-        for name in (*self._output_names(), STDOUT, STDERR, STATUS_CODE):
+        declared = [o.get("name") for o in (row.config.outputs if row.config else [])
+                    if o.get("name")]
+        for name in (*declared, STDOUT, STDERR, STATUS_CODE):
             values.setdefault(name, None)
         return values
-
-
-def _as_uuid(value):
-    import uuid
-
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        return None

@@ -1,24 +1,16 @@
 """Writes and reads of software configs and deployments (API, resources, pages)."""
 from django.db import transaction
-from django.db.models import ProtectedError
+from django.db.models import ProtectedError, Q
 from django.utils import timezone
 
 from heatweb.exceptions import BadRequest, Conflict, EntityNotFound, StackValidationFailed
 from softwareconfig.components import check_io, signal_outcome
 from softwareconfig.models import DEPLOYMENT_STATUSES, SoftwareConfig, SoftwareDeployment
+from stacks.selectors import as_uuid, page_limit
 
 
 class InvalidRestrictedAction(Conflict):
     """A config still used by a deployment cannot be deleted."""
-
-
-def _uuid_or_404(value, entity):
-    import uuid
-
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        raise EntityNotFound(entity=entity, name=value) from None
 
 
 # Configs --------------------------------------------------------------------------------
@@ -40,18 +32,20 @@ def config_create(*, project, name="", group=None, config=None, inputs=None, out
 
 def config_get(project, config_id):
     row = SoftwareConfig.objects.filter(
-        project=project, pk=_uuid_or_404(config_id, "Software config")).first()
+        project=project, pk=as_uuid(config_id)).first()
     if row is None:
         raise EntityNotFound(entity="Software config", name=config_id)
     return row
 
 
 def config_list(project, *, limit=None, marker=None):
+    """The project's configs, oldest first, after the ``marker`` config; paged as stack lists."""
     rows = SoftwareConfig.objects.filter(project=project).order_by("created_at", "id")
     if marker:
         start = config_get(project, marker)
-        rows = rows.filter(created_at__gte=start.created_at).exclude(pk=start.pk)
-    return list(rows[:limit] if limit else rows)
+        rows = rows.filter(Q(created_at__gt=start.created_at)
+                           | Q(created_at=start.created_at, id__gt=start.pk))
+    return list(rows[:page_limit(limit)])
 
 
 def config_delete(project, config_id):
@@ -87,7 +81,7 @@ def deployment_create(*, project, config_id, server_id, input_values=None, actio
 
 def deployment_get(project, deployment_id):
     row = SoftwareDeployment.objects.filter(
-        project=project, pk=_uuid_or_404(deployment_id, "Software deployment")) \
+        project=project, pk=as_uuid(deployment_id)) \
         .select_related("config").first()
     if row is None:
         raise EntityNotFound(entity="Software deployment", name=deployment_id)
@@ -141,17 +135,18 @@ def deployment_signal(deployment_id, details):
     A deployment that is not waiting keeps its state (a late or repeated
     signal changes nothing). Returns the event reason.
     """
-    with transaction.atomic():
-        row = SoftwareDeployment.objects.select_for_update(of=("self",)).select_related("config") \
-            .filter(pk=deployment_id).first()
-        if row is None or row.status != "IN_PROGRESS":
-            return "Signal: ignored, the deployment is not waiting for one"
-        outputs = row.config.outputs if row.config else []
-        status, reason, values = signal_outcome(outputs, details)
-        row.status, row.status_reason, row.output_values = status, reason, values
-        row.updated_at = timezone.now()
-        row.save()
-    return f"Signal: deployment {status.lower()}: {reason}"
+    ignored = "Signal: ignored, the deployment is not waiting for one"
+    row = SoftwareDeployment.objects.select_related("config").filter(pk=deployment_id).first()
+    if row is None or row.status != "IN_PROGRESS":
+        return ignored
+    status, reason, values = signal_outcome(row.config.outputs if row.config else [], details)
+    # Claim the wait with one conditional UPDATE: of two racing signals (or a
+    # signal racing a new action's config) only one changes the row.
+    claimed = SoftwareDeployment.objects.filter(
+        pk=row.pk, status="IN_PROGRESS", config_id=row.config_id,
+    ).update(status=status, status_reason=reason, output_values=values,
+             updated_at=timezone.now())
+    return f"Signal: deployment {status.lower()}: {reason}" if claimed else ignored
 
 
 def deployment_delete(deployment):

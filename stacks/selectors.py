@@ -11,7 +11,8 @@ STACK_SORT_KEYS = {"stack_name": "name", "stack_status": "state", "creation_time
 STACK_FILTERS = ("name", "status", "action", "id", "tenant", "username", "owner_id")
 
 
-def _as_uuid(value):
+def as_uuid(value):
+    """``value`` as a UUID, or None when it is not one (a lookup then finds nothing)."""
     try:
         return uuid.UUID(str(value))
     except ValueError:
@@ -22,7 +23,7 @@ def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
     """One stack of the project by name, id, or name+id (404 otherwise)."""
     qs = Stack.objects.select_related("raw_template", "locked_by", "user").filter(project=project)
     if stack_id is not None:
-        sid = _as_uuid(stack_id)
+        sid = as_uuid(stack_id)
         stack = qs.filter(pk=sid).first() if sid else None
         if stack is None or stack.name != name_or_id and str(stack.pk) != name_or_id:
             raise EntityNotFound(entity="Stack", name=name_or_id)
@@ -30,7 +31,7 @@ def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
     # As Heat's identify_stack: an id finds a deleted stack too (it shows
     # DELETE_COMPLETE), a name only a live one.
     live = qs if show_deleted else qs.filter(deleted_at__isnull=True)
-    sid = _as_uuid(name_or_id)
+    sid = as_uuid(name_or_id)
     stack = (qs.filter(pk=sid).first() if sid else None) or \
         live.filter(name=name_or_id).order_by("-created_at").first()
     if stack is None:
@@ -53,7 +54,7 @@ def stack_list(project, *, params):
             continue
         cond = Q()
         for value in values:
-            cond |= {"name": Q(name=value), "id": Q(pk=_as_uuid(value)),
+            cond |= {"name": Q(name=value), "id": Q(pk=as_uuid(value)),
                      "status": Q(state__endswith=f"_{value.upper()}"),
                      "action": Q(state__startswith=f"{value.upper()}_")}[key]
         qs = qs.filter(cond)
@@ -67,16 +68,17 @@ def stack_list(project, *, params):
     qs = qs.order_by(*order)
     marker = params.get("marker")
     if marker:
-        anchor = Stack.objects.filter(pk=_as_uuid(marker)).values(sort_key, "id").first()
+        anchor = Stack.objects.filter(pk=as_uuid(marker)).values(sort_key, "id").first()
         if anchor is None:
             raise BadRequest(f"Marker {marker} not found.")
         op = "lt" if direction == "desc" else "gt"
         qs = qs.filter(Q(**{f"{sort_key}__{op}": anchor[sort_key]})
                        | Q(**{sort_key: anchor[sort_key], f"id__{op}": anchor["id"]}))
-    return qs[:_limit(params.get("limit"))]
+    return qs[:page_limit(params.get("limit"))]
 
 
-def _limit(value, default=1000):
+def page_limit(value, default=1000):
+    """A request's ``limit``: an integer from 0 up to ``default`` (400 otherwise)."""
     if value in (None, ""):
         return default
     try:
@@ -122,15 +124,15 @@ def stack_events(stack, *, params, resource_name=None):
     qs = qs.order_by("id" if direction == "asc" else "-id")
     marker = params.get("marker")
     if marker:
-        anchor = Event.objects.filter(stack=stack, uuid=_as_uuid(marker)).values("id").first()
+        anchor = Event.objects.filter(stack=stack, uuid=as_uuid(marker)).values("id").first()
         if anchor is None:
             raise BadRequest(f"Marker {marker} not found.")
         qs = qs.filter(id__gt=anchor["id"]) if direction == "asc" else qs.filter(id__lt=anchor["id"])
-    return qs[:_limit(params.get("limit"), default=10000)]
+    return qs[:page_limit(params.get("limit"), default=10000)]
 
 
 def stack_event(stack, event_id):
-    event = Event.objects.filter(stack=stack, uuid=_as_uuid(event_id)).first()
+    event = Event.objects.filter(stack=stack, uuid=as_uuid(event_id)).first()
     if event is None:
         raise EntityNotFound(entity="Event", name=event_id)
     return event

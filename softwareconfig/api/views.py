@@ -2,7 +2,7 @@
 from rest_framework import status
 from rest_framework.response import Response
 
-from heatweb.api import TenantAPIView, param_int
+from heatweb.api import TenantAPIView
 from heatweb.exceptions import BadRequest
 from softwareconfig import services
 from softwareconfig.services import config_body
@@ -27,9 +27,8 @@ def _optional(body, name, kind, label):
 
 class SoftwareConfigListApi(TenantAPIView):
     def get(self, request, tenant_id):
-        rows = services.config_list(self.project, limit=param_int(
-            request.query_params.get("limit"), "limit"),
-            marker=request.query_params.get("marker"))
+        rows = services.config_list(self.project, limit=request.query_params.get("limit"),
+                                    marker=request.query_params.get("marker"))
         return Response({"software_configs": [config_body(r, with_config=False) for r in rows]})
 
     def post(self, request, tenant_id):

@@ -6,7 +6,6 @@ property of its ``OS::Heat::SoftwareDeployment`` resource. These reads
 follow that link so a component shows the deployments that apply it.
 """
 import json
-import uuid
 from dataclasses import dataclass, field
 
 from django.db.models import Q
@@ -15,18 +14,12 @@ from softwareconfig import services
 from softwareconfig.components import STATUS_CODE, STDERR, STDOUT
 from softwareconfig.models import SoftwareConfig, SoftwareDeployment
 from stacks.models import Resource
+from stacks.selectors import as_uuid
 
 DEPLOYMENT_TYPE = "OS::Heat::SoftwareDeployment"
 SERVER_TYPE = "OS::Nova::Server"
 STREAMS = ((STDOUT, "standard output"), (STDERR, "standard error"),
            (STATUS_CODE, "exit status"))
-
-
-def _as_uuid(value):
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        return None
 
 
 def _sources_of_deployments(project):
@@ -36,7 +29,7 @@ def _sources_of_deployments(project):
             .values_list("physical_resource_id", "properties_data"))
     sources = {}
     for deployment_id, properties in rows:
-        config_id = _as_uuid((properties or {}).get("config"))
+        config_id = as_uuid((properties or {}).get("config"))
         if config_id is not None:
             sources[deployment_id] = config_id
     return sources
@@ -104,7 +97,7 @@ def config_page(project, config_id):
     """The config (EntityNotFound unless it is the project's) and its deployments."""
     config = services.config_get(project, config_id)
     sources = _sources_of_deployments(project)
-    made = [pk for pk in map(_as_uuid, (d for d, s in sources.items() if s == config.pk)) if pk]
+    made = [pk for pk in map(as_uuid, (d for d, s in sources.items() if s == config.pk)) if pk]
     rows = (SoftwareDeployment.objects.filter(Q(config=config) | Q(pk__in=made), project=project)
             .order_by("server_id", "created_at", "id"))
     return config, [DeploymentView(row, config) for row in rows]

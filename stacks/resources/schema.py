@@ -177,6 +177,8 @@ def _map(prop, value):
         for key, sub in prop.schema.items():
             if key in value:
                 out[key] = sub.coerce(value[key])
+            elif sub.required:
+                raise PropertyError(f"Property {key} not assigned")
             elif sub.default is not None:
                 out[key] = sub.default
         return out

@@ -13,7 +13,7 @@ from stacks.resources.base import PluginContext, ResourceFailure, ResourcePlugin
 from stacks.resources import heat_basic
 from stacks.resources.heat_basic import NoneResource, RandomStringResource, ValueResource
 from stacks.resources.schema import (AllowedPattern, AllowedValues, Attribute, Length, Property,
-                                     Range)
+                                     PropertyError, Range)
 
 
 class Sample(ResourcePlugin):
@@ -73,6 +73,16 @@ def test_map_sub_schema_defaults_and_typing():
     assert validate({"image": "x", "opts": {"size": "3", "extra": True}})["opts"] == {
         "size": 3, "extra": True}
     assert validate({"image": "x", "opts": {}})["opts"] == {"size": 1}
+
+
+def test_map_sub_schema_required_keys_are_checked_unless_unresolved():
+    entry = Property("Map", schema={"tool": Property("String", required=True),
+                                    "actions": Property("List", default=["CREATE"])})
+    listed = Property("List", schema=entry)
+    with pytest.raises(PropertyError, match="Property tool not assigned"):
+        listed.coerce([{"actions": ["CREATE"]}])
+    assert listed.coerce([{"tool": UNRESOLVED, "actions": UNRESOLVED}]) == [
+        {"tool": UNRESOLVED, "actions": UNRESOLVED}]
 
 
 # Typing ----------------------------------------------------------------------------------
@@ -306,7 +316,8 @@ def test_registry():
     assert registry.get_plugin("OS::Heat::TestResource") is heat_basic.TestResource
     assert registry.has_type("OS::Heat::None")
     assert not registry.has_type("OS::Nope")
-    assert registry.list_types() == sorted(registry.list_types())
+    assert {"OS::Heat::None", "OS::Nova::Server", "OS::Heat::SoftwareComponent"} <= \
+        set(registry.list_types())
     with pytest.raises(ResourceTypeNotFound) as info:
         registry.get_plugin("OS::Nope")
     assert str(info.value) == "The Resource Type (OS::Nope) could not be found."

@@ -44,20 +44,24 @@ def test_derived_inputs_follow_heats_order_and_values():
         ("flag", "Boolean", True), ("deploy_action", "String", "CREATE")]
 
 
-@pytest.mark.parametrize("details, status, reason", [
-    ({"deploy_status_code": 0, "out": "x"}, "COMPLETE", "Outputs received"),
-    ({}, "COMPLETE", "Outputs received"),
+@pytest.mark.parametrize("details, status, reason, kept", [
+    ({"deploy_status_code": 0, "out": "x", "stray": 1}, "COMPLETE", "Outputs received",
+     {"deploy_status_code": 0, "out": "x"}),
+    ({}, "COMPLETE", "Outputs received", {}),
     ({"deploy_status_code": 2}, "FAILED",
-     "deploy_status_code : Deployment exited with non-zero status code: 2"),
+     "deploy_status_code : Deployment exited with non-zero status code: 2",
+     {"deploy_status_code": 2}),
     ({"deploy_status_code": "1", "deploy_stderr": "a\nno space left\n"}, "FAILED",
-     "deploy_status_code : Deployment exited with non-zero status code: 1 (no space left)"),
-    ({"err": "broken"}, "FAILED", "err : broken"),
+     "deploy_status_code : Deployment exited with non-zero status code: 1 (no space left)",
+     {"deploy_status_code": "1", "deploy_stderr": "a\nno space left\n"}),
+    ({"err": "broken", "deploy_stdout": "o"}, "FAILED", "err : broken",
+     {"err": "broken", "deploy_stdout": "o"}),
 ])
-def test_signal_outcome_applies_heats_failure_rules(details, status, reason):
+def test_signal_outcome_applies_heats_failure_rules(details, status, reason, kept):
     outputs = [{"name": "out"}, {"name": "err", "error_output": True}]
     got_status, got_reason, values = signal_outcome(outputs, details)
     assert (got_status, got_reason) == (status, reason)
-    assert set(values) <= {"out", "err", "deploy_status_code", "deploy_stderr", "deploy_stdout"}
+    assert values == kept  # declared outputs and deploy_* only: "stray" is dropped
 
 
 def test_the_script_hook_speaks_the_heat_config_protocol(tmp_path):
