@@ -261,8 +261,7 @@ class ResourceMetadataApi(StackApiBase):
 class ResourceSignalApi(StackApiBase):
     def post(self, request, tenant_id, stack_name, stack_id, resource_name):
         stack = self.stack(stack_name, stack_id)
-        resource_signal(stack, resource_name, request.data if request.data else None,
-                        user=request.user)
+        resource_signal(stack, resource_name, request.data if request.data else None)
         return Response(status=status.HTTP_200_OK)
 
 

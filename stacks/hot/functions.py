@@ -273,6 +273,8 @@ class Resolver:
 
     def fn_equals(self, args, path):
         args = self._args(args, path, kind=list, size=(2, 2))
+        if contains_unresolved(args):
+            return UNRESOLVED  # a resource's value is not known before it exists
         return args[0] == args[1]
 
     def fn_not(self, args, path):

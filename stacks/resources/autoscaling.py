@@ -96,14 +96,12 @@ class AutoScalingGroup(ChildStackResource):
         return super().handle_create()
 
     def handle_update(self, new_properties, changed):
-        old = self.properties
         self.properties = new_properties
         if {"desired_capacity", "min_size", "max_size"} & set(changed):
             current = len(self.data.get("members", []))
             size = self._size_for(new_properties) if "desired_capacity" in changed else \
                 max(new_properties["min_size"], min(new_properties["max_size"], current))
             self._resize_members(size)
-        del old
         return super().handle_update(new_properties, changed)
 
     def resize(self, size):

@@ -2,7 +2,7 @@
 import secrets
 import string
 
-from stacks.resources.base import ResourceFailure, ResourcePlugin, wait_cookie, waited
+from stacks.resources.base import ResourceFailure, ResourcePlugin, wait_cookie
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property, Range
 
@@ -142,9 +142,6 @@ class TestResource(ResourcePlugin):
 
     def handle_check(self):
         return self._start("check")
-
-    def check_create_complete(self, cookie):
-        return waited(cookie)
 
     def get_attribute(self, name, *path):
         return self.properties.get("value") if name == "output" else None

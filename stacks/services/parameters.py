@@ -36,21 +36,24 @@ def _check_children(stack, new_definition):
     from stacks.models import Resource, Stack
     from stacks.services.lifecycle import update_definition
 
-    children = {r.name: r for r in Resource.objects.filter(
+    resources = {r.name: r for r in Resource.objects.filter(
         stack=stack, replaced_by__isnull=True).exclude(physical_resource_id="")
         .exclude(state__startswith="DELETE")}
-    for name, defn in new_definition.resources.items():
-        cls = new_definition.plugins[name]
-        res = children.get(name)
-        if res is None or res.type != defn.type or not cls.nested_stack:
-            continue
-        child = Stack.objects.filter(pk=res.physical_resource_id, deleted_at__isnull=True) \
-            .select_related("raw_template").first()
+    nested = {name: res for name, res in resources.items()
+              if name in new_definition.resources
+              and res.type == new_definition.resources[name].type
+              and new_definition.plugins[name].nested_stack}
+    stacks = Stack.objects.filter(pk__in=[r.physical_resource_id for r in nested.values()],
+                                  deleted_at__isnull=True).select_related("raw_template")
+    children = {str(child.pk): child for child in stacks}
+    for name, res in nested.items():
+        cls, defn = new_definition.plugins[name], new_definition.resources[name]
+        child = children.get(res.physical_resource_id)
         raw = new_definition.template.resolve(defn.properties, new_definition.params, None)
         if child is None or contains_unresolved(raw):
             continue  # values known only at run time: the child's own update checks them
         plugin = cls(name=name, properties=cls.validate_properties(raw or {}, resource_name=name),
-                     context=None)
+                     context=None, data=dict(res.plugin_data or {}))
         child_definition, _, _ = update_definition(
             child, template=plugin._template(), environment=None,
             parameters=plugin._parameters(), files=new_definition.template.files, patch=False,

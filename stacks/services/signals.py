@@ -10,7 +10,6 @@ import hashlib
 import hmac
 
 from django.conf import settings
-from django.db.models import Q
 
 from heatweb.exceptions import BadRequest, EntityNotFound
 from stacks.models import Resource, Stack
@@ -19,15 +18,11 @@ from stacks.resources.base import PluginContext
 from stacks.selectors import stack_resource
 from stacks.services.events import resource_event
 
-LOCKED_STATES = ("LOCK_IN_PROGRESS", "LOCK_COMPLETE", "LOCK_FAILED", "UNLOCK_IN_PROGRESS",
-                 "UNLOCK_FAILED")
-
-
 def locked_stack_in_chain(stack):
     """The stack itself or the first ancestor that is locked, or None."""
     current, depth = stack, 0
     while current is not None and depth <= settings.HEATWEB["MAX_NESTED_DEPTH"] + 1:
-        if current.state in LOCKED_STATES:
+        if current.is_locked:
             return current
         current = Stack.objects.filter(pk=current.parent_id).first() if current.parent_id \
             else None
@@ -36,23 +31,19 @@ def locked_stack_in_chain(stack):
 
 
 def plugin_instance(stack, res):
+    """The resource's plugin, made as the engine makes it (``plugin_for``)."""
+    from convergence.check_resource import NodeContext, plugin_for
     from stacks.cloud import get_cloud_driver
     from stacks.services.definitions import definition_cache
 
-    definition = definition_cache.get(stack.raw_template, stack)
-    cls = definition.plugins.get(res.name)
-    if cls is None or res.type != definition.resources[res.name].type:
-        from stacks.services.definitions import plugin_class_for_type
-
-        cls = plugin_class_for_type(res.type, stack.raw_template.environment,
-                                    stack.raw_template.files)
     context = PluginContext(cloud=get_cloud_driver(), stack_id=str(stack.pk),
                             stack_name=stack.name, project_id=stack.project_id)
-    return cls(name=res.name, properties=res.properties_data, context=context,
-               physical_id=res.physical_resource_id or None, data=dict(res.plugin_data or {}))
+    return plugin_for(NodeContext(stack=stack, traversal_id=None, events=None,
+                                  definition=definition_cache.get(stack.raw_template, stack),
+                                  plugin_context=context), res)
 
 
-def resource_signal(stack, resource_name, details, *, user=None):
+def resource_signal(stack, resource_name, details):
     """Deliver a signal; returns what the plugin answered (None when ignored)."""
     res = stack_resource(stack, resource_name)
     plugin = plugin_instance(stack, res)
@@ -92,8 +83,7 @@ def signal_url(resource_uuid):
 def resource_signal_by_webhook(resource_uuid, signature, details):
     if not hmac.compare_digest(_signature(resource_uuid), signature):
         raise EntityNotFound(entity="Signal URL", name=str(resource_uuid))
-    res = Resource.objects.filter(Q(uuid=resource_uuid)).select_related("stack").first()
+    res = Resource.objects.filter(uuid=resource_uuid).select_related("stack__raw_template").first()
     if res is None or res.state == "DELETE_COMPLETE" or res.stack.deleted_at is not None:
         raise EntityNotFound(entity="Signal URL", name=str(resource_uuid))
-    stack = Stack.objects.select_related("raw_template").get(pk=res.stack_id)
-    return resource_signal(stack, res.name, details)
+    return resource_signal(res.stack, res.name, details)

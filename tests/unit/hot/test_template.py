@@ -115,6 +115,8 @@ def test_static_resolution_leaves_resource_values_unresolved():
     params = tmpl.parameters({})
     assert tmpl.resolve({"get_attr": ["third", "value"]}, params, None) is UNRESOLVED
     assert tmpl.resolve({"list_join": ["-", {"get_param": "names"}]}, params, None) == "a-b"
+    assert tmpl.resolve({"equals": [{"get_attr": ["third", "value"]}, "x"]}, params,
+                        None) is UNRESOLVED
 
 
 def test_resolution_with_resources():
