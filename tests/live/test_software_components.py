@@ -475,3 +475,10 @@ def test_software_config_api_errors_use_heats_format(live_service, tenant):
     assert bad_status.status_code == 400
     assert session.get(base + "/software_deployments?server_id=s").json() == \
         {"software_deployments": []}
+    negative = session.get(base + "/software_configs?limit=-1")
+    assert negative.status_code == 400 and negative.json()["error"]["type"] == "BadRequest"
+    ids = [session.post(base + "/software_configs", data=json.dumps(
+        {"name": f"page{n}", "config": "x"})).json()["software_config"]["id"] for n in range(3)]
+    first = session.get(base + "/software_configs?limit=2").json()["software_configs"]
+    rest = session.get(base + f"/software_configs?marker={first[-1]['id']}").json()
+    assert [c["id"] for c in first + rest["software_configs"]][-3:] == ids
