@@ -192,9 +192,10 @@ def _wait(ctx, res, action, plugin, *, cookie, props, pending, entity):
 
     res.action_cookie = {"action": action, "cookie": cookie, "props": props,
                          "pending": pending, "entity": entity or ctx.node}
+    reason = plugin.waiting_reason(cookie)
     Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(
         action_cookie=res.action_cookie, physical_resource_id=plugin.physical_id or "",
-        plugin_data=plugin.data)
+        plugin_data=plugin.data, **({"status_reason": reason} if reason else {}))
     tasks.poll_node.apply_async(
         (str(ctx.stack.pk), ctx.traversal_id, res.pk),
         countdown=settings.HEATWEB["POLL_INTERVAL"])

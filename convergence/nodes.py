@@ -240,9 +240,10 @@ def node_poll(stack_id, traversal_id, resource_id):
         return
     moved = stack.current_traversal != traversal_id
     if stack.status != st.IN_PROGRESS or stack.deleted_at is not None or \
-            (moved and stack.action == "ROLLBACK"):
-        # Cancelled, timed out, failed or rolled back: stop waiting. A newer
-        # update instead lets the action finish and then retriggers it.
+            (moved and stack.action in ("ROLLBACK", "DELETE")):
+        # Cancelled, timed out, failed, rolled back or being deleted: stop
+        # waiting. A newer update instead lets the action finish and then
+        # retriggers it.
         entity = (res.action_cookie or {}).get("entity")
         action_abort(ctx, res)
         ctx.events.flush()

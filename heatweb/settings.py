@@ -172,6 +172,9 @@ HEATWEB = {
     "SWEEP_EVERY_BEATS": int(os.environ.get("HEATWEB_SWEEP_EVERY_BEATS", 3)),
     "STALL_SECONDS": float(os.environ.get("HEATWEB_STALL_SECONDS", 300)),
     "PUBLIC_URL": os.environ.get("HEATWEB_PUBLIC_URL", "http://127.0.0.1:8004"),
+    # How long a software deployment waits for its agent's signal when its stack
+    # has no timeout_mins (Heat's default stack timeout).
+    "DEPLOYMENT_TIMEOUT_MINS": float(os.environ.get("HEATWEB_DEPLOYMENT_TIMEOUT_MINS", 60)),
 }
 
 # Auth, i18n, static ---------------------------------------------------------------------

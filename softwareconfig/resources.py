@@ -8,6 +8,9 @@ the agent on it: for each lifecycle action it reacts to, it derives a
 config for that action, publishes it in the server's metadata and (unless
 ``NO_SIGNAL``) waits for the agent's signal.
 """
+import time
+from datetime import datetime, timezone
+
 from django.conf import settings
 
 from heatweb.models import Project
@@ -17,6 +20,7 @@ from softwareconfig.components import ACTIONS, COMPONENT_GROUP, DEFAULT_ACTIONS,
     reacting_actions
 from softwareconfig.models import SoftwareConfig, SoftwareDeployment
 from stacks.hot.functions import contains_unresolved
+from stacks.models import Resource, Stack
 from stacks.resources.base import ResourceFailure, ResourcePlugin
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Length, Property
@@ -127,6 +131,11 @@ class SoftwareComponentResource(_ConfigResource):
         return COMPONENT_GROUP, component_config(self.properties.get("configs") or [])
 
 
+def _clock(timestamp):
+    """A time of day as the pages and events show it: ``16:20:05 UTC``."""
+    return datetime.fromtimestamp(timestamp, tz=timezone.utc).strftime("%H:%M:%S UTC")
+
+
 SIGNAL_TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL")
 
 
@@ -185,8 +194,6 @@ class SoftwareDeploymentResource(ResourcePlugin):
         return row
 
     def _resource_uuid(self):
-        from stacks.models import Resource
-
         return Resource.objects.filter(
             stack_id=self.context.stack_id, name=self.name, replaced_by__isnull=True,
         ).exclude(state="DELETE_COMPLETE").order_by("-id").values_list("uuid", flat=True).first()
@@ -247,7 +254,17 @@ class SoftwareDeploymentResource(ResourcePlugin):
             status_reason="Deploy data available" if waits else "Not waiting for outputs signal")
         if previous is not None and previous.derived and not previous.deployments.exists():
             previous.delete()
-        return {"action": action, "wait": waits}
+        if not waits:
+            return {"action": action, "wait": False}
+        since = time.time()
+        return {"action": action, "wait": True, "since": since,
+                "until": since + 60 * self._timeout_mins()}
+
+    def _timeout_mins(self):
+        """The stack's timeout, else the default one (Heat's default stack timeout)."""
+        mins = Stack.objects.filter(pk=self.context.stack_id).values_list(
+            "timeout_mins", flat=True).first()
+        return mins or settings.HEATWEB["DEPLOYMENT_TIMEOUT_MINS"]
 
     def _complete(self, cookie):
         if not cookie or not cookie.get("wait"):
@@ -257,7 +274,17 @@ class SoftwareDeploymentResource(ResourcePlugin):
             raise ResourceFailure("The software deployment was deleted while waiting for it")
         if row.status == "FAILED":
             raise ResourceFailure(f"Deployment to server failed: {row.status_reason}")
+        if row.status != "COMPLETE" and "until" in cookie and time.time() >= cookie["until"]:
+            raise ResourceFailure(
+                f"Deployment to server failed: no signal from the agent since "
+                f"{_clock(cookie['since'])}; gave up at {_clock(cookie['until'])}")
         return row.status == "COMPLETE"
+
+    def waiting_reason(self, cookie):
+        if not cookie or not cookie.get("wait") or "until" not in cookie:
+            return None
+        return (f"Waiting for the agent's signal since {_clock(cookie['since'])}, "
+                f"until {_clock(cookie['until'])}")
 
     # Actions ------------------------------------------------------------------------
 

@@ -56,6 +56,10 @@ class ResourcePlugin:
         self.physical_id = physical_id
         self.data = data if data is not None else {}
 
+    def waiting_reason(self, cookie):
+        """What a pending action waits for, shown as the resource's status reason (or None)."""
+        return None
+
     # Schema ----------------------------------------------------------------------
 
     @classmethod
