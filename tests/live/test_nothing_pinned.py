@@ -1,9 +1,12 @@
 """Nothing pinned (issue 13): a stack waiting for an agent that never comes can be deleted,
 and a deployment's wait has a deadline even when the stack has no timeout."""
 import re
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import requests
 
 from tests.conftest import LiveService
 from tests.live.door import shell, unique
@@ -79,3 +82,40 @@ def test_a_deployment_without_stack_timeout_fails_at_the_default_deadline(short_
         f"Resource CREATE failed: ResourceFailure: resources.deployment: Deployment to server "
         f"failed: no signal from the agent since {since} UTC; gave up at {until} UTC")
     assert api.resources(path)["deployment"]["resource_status"] == "CREATE_FAILED"
+
+
+SCALING = {"heat_template_version": "2016-10-14", "resources": {
+    "group": {"type": "OS::Heat::AutoScalingGroup", "properties": {
+        "min_size": 1, "max_size": 10, "desired_capacity": 2,
+        "resource": {"type": "OS::Heat::None"}}},
+    "scale_out": {"type": "OS::Heat::ScalingPolicy", "properties": {
+        "auto_scaling_group_id": {"get_resource": "group"},
+        "adjustment_type": "change_in_capacity", "scaling_adjustment": 1}}},
+    "outputs": {"alarm_url": {"value": {"get_attr": ["scale_out", "alarm_url"]}}}}
+
+
+def test_two_simultaneous_scaling_signals_grow_the_group_by_two(live_service):
+    api = Api(live_service.issue_token(unique("sc-"), unique("sc-p-")))
+    path = api.create(SCALING)
+    stack = api.wait(path, "CREATE_COMPLETE")
+    alarm_url = stack["outputs"][0]["output_value"]
+    group_id = api.resources(path)["group"]["physical_resource_id"]
+
+    def members():
+        return sorted(n for n in api.resources(f"/stacks/{group_id}"))
+
+    assert len(members()) == 2
+    barrier = threading.Barrier(2)
+
+    def alarm(_):
+        barrier.wait()
+        return requests.post(alarm_url, json={}).status_code
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        assert list(pool.map(alarm, range(2))) == [200, 200]
+    api.wait(f"/stacks/{group_id}", "UPDATE_COMPLETE")
+    assert len(members()) == 4
+    reasons = [e["resource_status_reason"] for e in api.call(
+        "GET", f"{path}/resources/scale_out/events").json()["events"]]
+    assert sorted(r for r in reasons if r.startswith("Signal: scaling")) == [
+        "Signal: scaling group from 2 to 3", "Signal: scaling group from 3 to 4"]
