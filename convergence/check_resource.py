@@ -151,8 +151,35 @@ def _save_and_unlock(res, **extra):
                   physical_resource_id=res.physical_resource_id, plugin_data=res.plugin_data,
                   properties_data=res.properties_data, attributes_data=res.attributes_data,
                   requires=res.requires, template_id=res.template_id, **extra)
-    Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(**fields)
+    if not Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(**fields):
+        _save_after_lock_broken(res, fields)
     res.engine_id = None
+
+
+def _save_after_lock_broken(res, fields):
+    """Our lock was broken (this engine was taken for dead) before we saved: keep the result.
+
+    Saved under a fresh claim when no engine holds the row and it has no
+    other physical resource (the rerun of the node then finds it done and
+    creates nothing twice); otherwise at least the physical id is kept
+    where the row has none. Never silently dropped: a warning says which.
+    """
+    physical_id = res.physical_resource_id or ""
+    fresh = Resource.objects.filter(pk=res.pk).values("engine_id", "atomic_key",
+                                                      "physical_resource_id").first()
+    if fresh is None:
+        return
+    if fresh["engine_id"] is None and fresh["physical_resource_id"] in ("", physical_id):
+        if Resource.objects.filter(pk=res.pk, engine_id__isnull=True,
+                                   atomic_key=fresh["atomic_key"]).update(**fields):
+            log.warning("resource %s: lock broken before saving; saved under a new claim",
+                        res.pk)
+            return
+    if physical_id:
+        Resource.objects.filter(pk=res.pk, physical_resource_id="").update(
+            physical_resource_id=physical_id)
+    log.warning("resource %s: lock broken before saving; kept physical id %r only", res.pk,
+                physical_id)
 
 
 def action_start(ctx, res, action, plugin, *, props=None, pending=None, args=()):
@@ -193,9 +220,13 @@ def _wait(ctx, res, action, plugin, *, cookie, props, pending, entity):
     res.action_cookie = {"action": action, "cookie": cookie, "props": props,
                          "pending": pending, "entity": entity or ctx.node}
     reason = plugin.waiting_reason(cookie)
-    Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(
+    waiting = Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(
         action_cookie=res.action_cookie, physical_resource_id=plugin.physical_id or "",
         plugin_data=plugin.data, **({"status_reason": reason} if reason else {}))
+    if not waiting:  # the lock was broken: keep the physical id for the node's rerun
+        res.physical_resource_id = plugin.physical_id or ""
+        _save_after_lock_broken(res, {"physical_resource_id": res.physical_resource_id})
+        return
     tasks.poll_node.apply_async(
         (str(ctx.stack.pk), ctx.traversal_id, res.pk),
         countdown=settings.HEATWEB["POLL_INTERVAL"])
