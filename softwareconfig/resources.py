@@ -198,6 +198,19 @@ class SoftwareDeploymentResource(ResourcePlugin):
             stack_id=self.context.stack_id, name=self.name, replaced_by__isnull=True,
         ).exclude(state="DELETE_COMPLETE").order_by("-id").values_list("uuid", flat=True).first()
 
+    def _deploy_inputs(self, action, transport):
+        return [
+            ("deploy_server_id", self.properties["server"], "ID of the server being deployed to"),
+            ("deploy_action", action, "Name of the current action being deployed"),
+            ("deploy_stack_id", f"{self.context.stack_name}/{self.context.stack_id}",
+             "ID of the stack this deployment belongs to"),
+            ("deploy_resource_name", self.name,
+             "Name of this deployment resource in the stack"),
+            ("deploy_signal_transport", transport,
+             "How the server should signal to heat with the deployment output values."),
+            *self._signal_inputs(transport),
+        ]
+
     def _signal_inputs(self, transport):
         from stacks.services.signals import signal_url
 
@@ -218,42 +231,25 @@ class SoftwareDeploymentResource(ResourcePlugin):
     def _start(self, action):
         """Publish the derived config for ``action``; a cookie saying whether to wait."""
         source = self._source_config()
-        row = self._row()
-        if row is None:
-            row = SoftwareDeployment.objects.create(
-                project_id=self.context.project_id, server_id=self.properties["server"],
-                action="INIT", status="COMPLETE", status_reason="Created")
-            self.physical_id = str(row.pk)
         actions = reacting_actions(source.group, source.config,
                                    self.properties.get("actions")) if source else set()
-        if action not in actions:
+        reacts = action in actions
+        row = self._row()
+        if row is not None and not reacts:
             return None
         transport = self.properties.get("signal_transport") or "CFN_SIGNAL"
         values = dict(self.properties.get("input_values") or {})
-        extra = [
-            ("deploy_server_id", self.properties["server"], "ID of the server being deployed to"),
-            ("deploy_action", action, "Name of the current action being deployed"),
-            ("deploy_stack_id", f"{self.context.stack_name}/{self.context.stack_id}",
-             "ID of the stack this deployment belongs to"),
-            ("deploy_resource_name", self.name,
-             "Name of this deployment resource in the stack"),
-            ("deploy_signal_transport", transport,
-             "How the server should signal to heat with the deployment output values."),
-            *self._signal_inputs(transport),
-        ]
-        derived = SoftwareConfig.objects.create(
-            project_id=self.context.project_id, derived=True,
-            name=self.properties.get("name") or f"{self.context.stack_name}-{self.name}",
-            group=source.group, config=source.config, outputs=source.outputs,
-            options=source.options, inputs=derived_inputs(source.inputs, values, extra))
-        previous = row.config
         waits = transport != "NO_SIGNAL"
-        services.deployment_update(
-            row, config_id=str(derived.pk), input_values=values, output_values={},
-            action=action, status="IN_PROGRESS" if waits else "COMPLETE",
-            status_reason="Deploy data available" if waits else "Not waiting for outputs signal")
-        if previous is not None and previous.derived and not previous.deployments.exists():
-            previous.delete()
+        row = services.deployment_publish(
+            project_id=self.context.project_id, deployment=row,
+            server_id=self.properties["server"], source=source if reacts else None,
+            action=action, input_values=values, waits=waits,
+            inputs=derived_inputs(source.inputs, values, self._deploy_inputs(action, transport))
+            if reacts else None,
+            name=self.properties.get("name") or f"{self.context.stack_name}-{self.name}")
+        self.physical_id = str(row.pk)
+        if not reacts:
+            return None
         if not waits:
             return {"action": action, "wait": False}
         since = time.time()
