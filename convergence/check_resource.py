@@ -18,10 +18,10 @@ from convergence.engines import engine_id
 from heatweb.exceptions import HeatError
 from stacks.models import Resource
 from stacks.models import states as st
+from stacks.models.events import resource_event
 from stacks.models.states import STATELESS_ACTIONS
-from stacks.resources.base import PluginContext
-from stacks.services.events import resource_event
-from stacks.services.locking_flags import PHYSICAL_LOCK_FLAG
+from stacks.plugins import node_data
+from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 
 log = logging.getLogger(__name__)
 
@@ -37,74 +37,6 @@ class Outcome:
 
 
 DONE_EMPTY = Outcome("done")
-
-
-@dataclass
-class NodeContext:
-    """What every node of one task shares: the stack, its definition, events."""
-
-    stack: object
-    traversal_id: str
-    definition: object
-    events: object
-    plugin_context: PluginContext
-    node: list | None = None  # the [entity_id, is_update] being run
-
-    @property
-    def action(self):
-        return self.stack.action
-
-
-class InputLookup:
-    """Resolves get_resource/get_attr from the data predecessors passed on."""
-
-    def __init__(self, input_data):
-        self.by_name = {d["name"]: d for d in input_data.values() if d}
-
-    @property
-    def requires(self):
-        return sorted(d["id"] for d in self.by_name.values())
-
-    def get_reference_id(self, name):
-        entry = self.by_name.get(name)
-        return entry["ref"] if entry else None
-
-    def get_attribute(self, name, attr, *path):
-        entry = self.by_name.get(name)
-        if not entry:
-            return None
-        value = entry["attrs"].get(attr)
-        for step in path:
-            try:
-                value = value[step if not isinstance(value, list) else int(step)]
-            except (KeyError, IndexError, TypeError, ValueError):
-                return None
-        return value
-
-
-def node_data(res, plugin):
-    return {"id": res.pk, "name": res.name, "ref": plugin.get_reference_id(),
-            "attrs": res.attributes_data}
-
-
-# Plugins -----------------------------------------------------------------------
-
-def plugin_class(ctx, res):
-    from stacks.services.definitions import plugin_class_for_type
-
-    definition = ctx.definition
-    if definition and res.name in definition.resources \
-            and definition.resources[res.name].type == res.type:
-        return definition.plugins[res.name]
-    raw = ctx.stack.raw_template
-    return plugin_class_for_type(res.type, raw.environment, raw.files)
-
-
-def plugin_for(ctx, res, properties=None, cls=None):
-    cls = cls or plugin_class(ctx, res)
-    return cls(name=res.name, properties=res.properties_data if properties is None else properties,
-               context=ctx.plugin_context, physical_id=res.physical_resource_id or None,
-               data=dict(res.plugin_data or {}))
 
 
 # Running one action --------------------------------------------------------------

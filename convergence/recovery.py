@@ -16,7 +16,7 @@ from django.utils import timezone
 from convergence.engines import dead_engines, engine_alive
 from stacks.models import Event, Resource, Stack
 from stacks.models import states as st
-from stacks.services.events import resource_event
+from stacks.models.events import resource_event
 
 log = logging.getLogger(__name__)
 STATELESS = ("LOCK", "UNLOCK")

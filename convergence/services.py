@@ -17,9 +17,20 @@ from convergence.sync_points import sync_point_merge, sync_points_create
 from heatweb.exceptions import ConcurrentTransaction
 from stacks.models import Resource, Stack
 from stacks.models import states as st
-from stacks.services.events import stack_event
+from stacks.models.events import stack_event
 
 log = logging.getLogger(__name__)
+
+
+# What the stack services do when a traversal fails a stack (roll it back):
+# registered by the stacks app at start, as convergence imports no stack service.
+_stack_failed_handlers = []
+
+
+def on_stack_failed(handler):
+    """Call ``handler(stack, action)`` after a traversal failed ``stack``'s ``action``."""
+    if handler not in _stack_failed_handlers:
+        _stack_failed_handlers.append(handler)
 
 
 def new_traversal_id():
@@ -145,10 +156,9 @@ def traversal_fail(stack_id, traversal_id, reason, *, allow_rollback=True):
         stack.status_reason = reason
         stack_event(stack, reason).save()
         _purge(stack, traversal_id, outcome="FAILED", purge_sync_points=False)
-        if allow_rollback and action in ("CREATE", "UPDATE") and not stack.disable_rollback:
-            from stacks.services.lifecycle import stack_rollback
-
-            stack_rollback(stack)
+        if allow_rollback:
+            for handler in _stack_failed_handlers:
+                handler(stack, action)
     log.info("stack %s %s failed: %s", stack.name, action, reason)
 
 

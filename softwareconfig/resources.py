@@ -24,6 +24,7 @@ from stacks.models import Resource, Stack
 from stacks.resources.base import ResourceFailure, ResourcePlugin
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Length, Property
+from stacks.resources.signal_urls import signal_url
 from stacks.selectors import as_uuid
 
 _IO = {
@@ -212,8 +213,6 @@ class SoftwareDeploymentResource(ResourcePlugin):
         ]
 
     def _signal_inputs(self, transport):
-        from stacks.services.signals import signal_url
-
         base = settings.HEATWEB["PUBLIC_URL"].rstrip("/")
         if transport == "NO_SIGNAL":
             return []
@@ -253,8 +252,9 @@ class SoftwareDeploymentResource(ResourcePlugin):
         if not waits:
             return {"action": action, "wait": False}
         since = time.time()
-        return {"action": action, "wait": True, "since": since,
-                "until": since + 60 * self._timeout_mins()}
+        # Not "until": the engine would take that for a timed wait and look only then.
+        return {"action": action, "wait": True, "waiting_since": since,
+                "deadline": since + 60 * self._timeout_mins()}
 
     def _timeout_mins(self):
         """The stack's timeout, else the default one (Heat's default stack timeout)."""
@@ -270,17 +270,18 @@ class SoftwareDeploymentResource(ResourcePlugin):
             raise ResourceFailure("The software deployment was deleted while waiting for it")
         if row.status == "FAILED":
             raise ResourceFailure(f"Deployment to server failed: {row.status_reason}")
-        if row.status != "COMPLETE" and "until" in cookie and time.time() >= cookie["until"]:
+        if row.status != "COMPLETE" and "deadline" in cookie and \
+                time.time() >= cookie["deadline"]:
             raise ResourceFailure(
                 f"Deployment to server failed: no signal from the agent since "
-                f"{_clock(cookie['since'])}; gave up at {_clock(cookie['until'])}")
+                f"{_clock(cookie['waiting_since'])}; gave up at {_clock(cookie['deadline'])}")
         return row.status == "COMPLETE"
 
     def waiting_reason(self, cookie):
-        if not cookie or not cookie.get("wait") or "until" not in cookie:
+        if not cookie or not cookie.get("wait") or "deadline" not in cookie:
             return None
-        return (f"Waiting for the agent's signal since {_clock(cookie['since'])}, "
-                f"until {_clock(cookie['until'])}")
+        return (f"Waiting for the agent's signal since {_clock(cookie['waiting_since'])}, "
+                f"until {_clock(cookie['deadline'])}")
 
     # Actions ------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from django.db.models import Q
 
 from heatweb.exceptions import BadRequest, EntityNotFound
 from stacks.models import Event, Resource, Stack
+from stacks.plugins import InputLookup, node_data, plugin_for, stack_context
 
 STACK_SORT_KEYS = {"stack_name": "name", "stack_status": "state", "creation_time": "created_at",
                    "updated_time": "updated_at"}
@@ -140,19 +141,11 @@ def stack_event(stack, event_id):
 
 def stack_outputs(stack):
     """Resolve the template's outputs from the stored resource data."""
-    from convergence.check_resource import InputLookup
-    from stacks.services.definitions import definition_cache
-
-    definition = definition_cache.get(stack.raw_template, stack)
+    ctx = stack_context(stack)
     data = {}
     for res in Resource.objects.filter(stack=stack, replaced_by__isnull=True).exclude(
             state="DELETE_COMPLETE").exclude(state="INIT_COMPLETE"):
-        cls = definition.plugins.get(res.name)
-        ref = None
-        if cls is not None:
-            ref = cls(name=res.name, properties=res.properties_data, context=None,
-                      physical_id=res.physical_resource_id or None,
-                      data=res.plugin_data).get_reference_id()
-        data[res.name] = {"id": res.pk, "name": res.name, "ref": ref,
-                          "attrs": res.attributes_data}
-    return definition.template.resolve_outputs(definition.params, InputLookup(data))
+        data[res.name] = node_data(res, plugin_for(ctx, res)) \
+            if res.name in ctx.definition.plugins else \
+            {"id": res.pk, "name": res.name, "ref": None, "attrs": res.attributes_data}
+    return ctx.definition.template.resolve_outputs(ctx.definition.params, InputLookup(data))

@@ -25,7 +25,7 @@ from stacks.pages.projects import current_project, project_select, require_membe
 from stacks.pages.topology import layout
 from stacks.services import lifecycle
 from stacks.services import actions as door
-from stacks.services.definitions import definition_cache
+from stacks.definitions import definition_cache
 
 STACKS_PER_PAGE = 20
 EVENTS_PER_PAGE = 25

@@ -9,12 +9,14 @@ are ignored (see ``stacks.services.signals``).
 import math
 import time
 
+from heatweb.exceptions import StackValidationFailed
 from stacks.models import Resource
 from stacks.resources.base import ResourcePlugin
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property, Range
-from stacks.resources.stack import ChildStackResource
 from stacks.resources.nested_stacks import nested
+from stacks.resources.signal_urls import signal_url
+from stacks.resources.stack import ChildStackResource
 
 ADJUSTMENT_TYPES = ("change_in_capacity", "exact_capacity", "percent_change_in_capacity")
 
@@ -55,13 +57,9 @@ class AutoScalingGroup(ChildStackResource):
         where = f"Property error: resources.{resource_name}.properties"
         member = props.get("resource")
         if isinstance(member, dict) and not isinstance(member.get("type"), str):
-            from heatweb.exceptions import StackValidationFailed
-
             raise StackValidationFailed(f"{where}.resource: must have a \"type\"")
         low, high = props.get("min_size"), props.get("max_size")
         if isinstance(low, int) and isinstance(high, int) and low > high:
-            from heatweb.exceptions import StackValidationFailed
-
             raise StackValidationFailed(f"{where}: min_size can not be greater than max_size")
         return props
 
@@ -158,8 +156,6 @@ class ScalingPolicy(ResourcePlugin):
     def get_attribute(self, name, *path):
         if name not in ("alarm_url", "signal_url"):
             return None
-        from stacks.services.signals import signal_url
-
         row = Resource.objects.filter(stack_id=self.context.stack_id, name=self.name,
                                       replaced_by__isnull=True).exclude(
             state="DELETE_COMPLETE").values_list("uuid", flat=True).first()
