@@ -81,7 +81,9 @@ def signal_url(resource_uuid):
 
 
 def resource_signal_by_webhook(resource_uuid, signature, details):
-    if not hmac.compare_digest(_signature(resource_uuid), signature):
+    # Bytes: compare_digest refuses str with non-ASCII characters (a TypeError, a 500).
+    if not hmac.compare_digest(_signature(resource_uuid).encode(),
+                               signature.encode("utf-8", errors="surrogatepass")):
         raise EntityNotFound(entity="Signal URL", name=str(resource_uuid))
     res = Resource.objects.filter(uuid=resource_uuid).select_related("stack__raw_template").first()
     if res is None or res.state == "DELETE_COMPLETE" or res.stack.deleted_at is not None:
