@@ -22,6 +22,16 @@ def _env_bool(name, default=False):
     return os.environ.get(name, str(default)).lower() in ("1", "true", "yes", "on")
 
 
+def allowed_hosts(configured, public_url):
+    """DJANGO_ALLOWED_HOSTS when set, else the host of the address it serves (and loopback)."""
+    if configured:
+        return [h.strip() for h in configured.split(",") if h.strip()]
+    from urllib.parse import urlsplit
+
+    host = urlsplit(public_url).hostname or "127.0.0.1"
+    return list(dict.fromkeys([host, "127.0.0.1", "localhost", "[::1]"]))
+
+
 def _secret_key():
     if os.environ.get("DJANGO_SECRET_KEY"):
         return os.environ["DJANGO_SECRET_KEY"]
@@ -36,8 +46,25 @@ def _secret_key():
 
 SECRET_KEY = _secret_key()
 DEBUG = _env_bool("DJANGO_DEBUG", False)
-ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "*").split(",")
+PUBLIC_URL = os.environ.get("HEATWEB_PUBLIC_URL", "http://127.0.0.1:8004")
+ALLOWED_HOSTS = allowed_hosts(os.environ.get("DJANGO_ALLOWED_HOSTS"), PUBLIC_URL)
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+# Served over HTTPS (the public URL says so, or HEATWEB_HTTPS=1 behind a proxy):
+# cookies only travel encrypted and browsers are told to stay on HTTPS.
+HTTPS = _env_bool("HEATWEB_HTTPS", PUBLIC_URL.startswith("https://"))
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = int(os.environ.get("HEATWEB_HSTS_SECONDS", 31536000)) if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = False
+if HTTPS and _env_bool("HEATWEB_BEHIND_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+# Pages load only their own scripts and styles (static/), no inline code.
+CONTENT_SECURITY_POLICY = os.environ.get("HEATWEB_CSP", "; ".join((
+    "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
+    "object-src 'none'", "base-uri 'self'", "form-action 'self'", "frame-ancestors 'none'")))
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -56,6 +83,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "heatweb.middleware.RequestBudgetMiddleware",
+    "heatweb.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -143,7 +172,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["heatweb.auth.TokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["heatweb.parsers.StrictJSONParser"],
     "EXCEPTION_HANDLER": "heatweb.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
@@ -157,11 +186,30 @@ SPECTACULAR_SETTINGS = {
 
 # heatweb limits and engine settings -------------------------------------------------
 
+def _env_int(name, default):
+    return int(os.environ.get(name, default))
+
+
+# Budgets: every one is checked before the work it bounds, and refused with a
+# 400 or 413 in Heat's error format (README, "Limits").
 HEATWEB = {
-    "MAX_TEMPLATE_BYTES": int(os.environ.get("HEATWEB_MAX_TEMPLATE_BYTES", 512 * 1024)),
-    "MAX_RESOURCES_PER_STACK": int(os.environ.get("HEATWEB_MAX_RESOURCES", 1000)),
-    "MAX_NESTED_DEPTH": int(os.environ.get("HEATWEB_MAX_NESTED_DEPTH", 5)),
-    "MAX_YAML_ALIASES": int(os.environ.get("HEATWEB_MAX_YAML_ALIASES", 100)),
+    "MAX_REQUEST_BYTES": _env_int("HEATWEB_MAX_REQUEST_BYTES", 2 * 1024 * 1024),
+    "MAX_TEMPLATE_BYTES": _env_int("HEATWEB_MAX_TEMPLATE_BYTES", 512 * 1024),
+    "MAX_ENVIRONMENT_BYTES": _env_int("HEATWEB_MAX_ENVIRONMENT_BYTES", 512 * 1024),
+    "MAX_FILE_BYTES": _env_int("HEATWEB_MAX_FILE_BYTES", 512 * 1024),
+    "MAX_FILES_BYTES": _env_int("HEATWEB_MAX_FILES_BYTES", 1024 * 1024),
+    "MAX_RESOURCES_PER_STACK": _env_int("HEATWEB_MAX_RESOURCES", 1000),
+    "MAX_NESTED_DEPTH": _env_int("HEATWEB_MAX_NESTED_DEPTH", 5),
+    "MAX_YAML_ALIASES": _env_int("HEATWEB_MAX_YAML_ALIASES", 100),
+    # Nodes of a parsed document with its aliases expanded (each scalar, list, map is one).
+    "MAX_DOCUMENT_NODES": _env_int("HEATWEB_MAX_DOCUMENT_NODES", 100_000),
+    # Nesting of lists and maps in a body, template, environment or JSON parameter.
+    "MAX_NESTING": _env_int("HEATWEB_MAX_NESTING", 64),
+    # Size (text length plus 8 per item) of one function's value, and of all
+    # values resolved while validating one template.
+    "MAX_VALUE_BYTES": _env_int("HEATWEB_MAX_VALUE_BYTES", 1024 * 1024),
+    "MAX_RESOLVED_BYTES": _env_int("HEATWEB_MAX_RESOLVED_BYTES", 4 * 1024 * 1024),
+    "MAX_TIMEOUT_MINS": _env_int("HEATWEB_MAX_TIMEOUT_MINS", 7 * 24 * 60),
     "TOKEN_TTL_HOURS": int(os.environ.get("HEATWEB_TOKEN_TTL_HOURS", 24 * 30)),
     "POLL_INTERVAL": float(os.environ.get("HEATWEB_POLL_INTERVAL", 0.5)),
     "BATCH_SIZE": int(os.environ.get("HEATWEB_BATCH_SIZE", 50)),
@@ -171,7 +219,7 @@ HEATWEB = {
     # progress with no live engine and no event for STALL_SECONDS is failed.
     "SWEEP_EVERY_BEATS": int(os.environ.get("HEATWEB_SWEEP_EVERY_BEATS", 3)),
     "STALL_SECONDS": float(os.environ.get("HEATWEB_STALL_SECONDS", 300)),
-    "PUBLIC_URL": os.environ.get("HEATWEB_PUBLIC_URL", "http://127.0.0.1:8004"),
+    "PUBLIC_URL": PUBLIC_URL,
     # Simulated cloud latency (seconds; 0 = instant): until a new server is
     # ACTIVE, until a deleted one is gone, until suspend/resume take effect,
     # and the round trip added to every cloud API call.
@@ -185,6 +233,9 @@ HEATWEB = {
     "WAIT_MIN_SECONDS": float(os.environ.get("HEATWEB_WAIT_MIN_SECONDS", 1)),
     "WAIT_MAX_SECONDS": float(os.environ.get("HEATWEB_WAIT_MAX_SECONDS", 10)),
 }
+
+# Django reads form bodies (pages, admin) within the same budget.
+DATA_UPLOAD_MAX_MEMORY_SIZE = HEATWEB["MAX_REQUEST_BYTES"]
 
 # Auth, i18n, static ---------------------------------------------------------------------
 

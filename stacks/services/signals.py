@@ -71,7 +71,9 @@ def signal_url(resource_uuid):
 
 def webhook_resource(resource_uuid, signature):
     """The resource a signed URL names (404 for a forged signature or a deleted resource)."""
-    if not hmac.compare_digest(_signature(resource_uuid), signature):
+    # Bytes: compare_digest refuses str with non-ASCII characters (a TypeError, a 500).
+    if not hmac.compare_digest(_signature(resource_uuid).encode(),
+                               signature.encode("utf-8", errors="surrogatepass")):
         raise EntityNotFound(entity="Signal URL", name=str(resource_uuid))
     res = Resource.objects.filter(uuid=resource_uuid).select_related("stack__raw_template").first()
     if res is None or res.state == "DELETE_COMPLETE" or res.stack.deleted_at is not None:
