@@ -185,10 +185,21 @@ HEATWEB = {
     # A create repeated (same user, name and request) within this many seconds
     # gets the stack the first one made instead of 409 (stacks/services/create_replay.py).
     "CREATE_REPLAY_SECONDS": float(os.environ.get("HEATWEB_CREATE_REPLAY_SECONDS", 600)),
-    # The simulated cloud: seconds a server takes to boot, and an API call's
-    # latency for server_create (the server exists before the call returns).
+    # Simulated cloud latency (seconds; 0 = instant): until a new server is
+    # ACTIVE, until a deleted one is gone, until suspend/resume take effect,
+    # and the round trip added to every cloud API call.
     "SIM_BOOT_SECONDS": float(os.environ.get("HEATWEB_SIM_BOOT_SECONDS", 0)),
+    "SIM_DELETE_SECONDS": float(os.environ.get("HEATWEB_SIM_DELETE_SECONDS", 0)),
+    "SIM_SUSPEND_SECONDS": float(os.environ.get("HEATWEB_SIM_SUSPEND_SECONDS", 0)),
+    "SIM_RESUME_SECONDS": float(os.environ.get("HEATWEB_SIM_RESUME_SECONDS", 0)),
+    "SIM_API_SECONDS": float(os.environ.get("HEATWEB_SIM_API_SECONDS", 0)),
+    # How long server_create takes to answer once the server exists (a caller
+    # that dies meanwhile leaves a server it does not know the id of).
     "SIM_CREATE_SECONDS": float(os.environ.get("HEATWEB_SIM_CREATE_SECONDS", 0)),
+    # Waiting resources are polled together, one round per project: the
+    # interval grows from WAIT_MIN to WAIT_MAX seconds as a wait gets longer.
+    "WAIT_MIN_SECONDS": float(os.environ.get("HEATWEB_WAIT_MIN_SECONDS", 1)),
+    "WAIT_MAX_SECONDS": float(os.environ.get("HEATWEB_WAIT_MAX_SECONDS", 10)),
 }
 
 # Auth, i18n, static ---------------------------------------------------------------------
