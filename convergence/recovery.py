@@ -14,6 +14,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from convergence.engines import dead_engines, engine_alive
+from convergence.waiting import rounds_revive
 from stacks.models import Event, Resource, Stack
 from stacks.models import states as st
 from stacks.services.events import resource_event
@@ -65,6 +66,7 @@ def sweep():
         recover_resource(res, res.engine_id)
     if dead:
         Engine.objects.filter(pk__in=dead).update(stopped_at=timezone.now())
+    rounds_revive()
     _fail_stalled()
 
 
