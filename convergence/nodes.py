@@ -170,7 +170,8 @@ def converge_update(ctx, res, data):
             (changed and cls.needs_replacement_for(old, props, changed)):
         return replace(ctx, res, defn, cls, props, pending)
     if not changed and res.status != st.FAILED:
-        if res.requires != pending["requires"] or res.template_id != pending["template_id"]:
+        if res.requires != pending["requires"]:
+            # template_id is left as it was: unchanged, the resource is what that template said
             Resource.objects.filter(pk=res.pk).update(**pending)
         return Outcome("done", data=node_data(res, plugin_for(ctx, res, cls=cls)))
     return action_start(ctx, res, "UPDATE", plugin_for(ctx, res, cls=cls), props=props,

@@ -5,63 +5,22 @@ broker; the simulated cloud takes long to boot the servers, and the test
 makes the boot finish (moves ``ready_at`` into the past) once it has seen
 every server waiting for a while.
 """
-import threading
-import time
-from collections import Counter
 from datetime import timedelta
 
 import pytest
-from celery import signals
-from celery.contrib.testing.worker import start_worker
 from django.conf import settings
 from django.test import override_settings
 from django.utils import timezone
 
 from convergence.models import PollRound, Waiter
-from heatweb.celery import app
 from heatweb.models import Project
 from stacks.cloud.metered import CLOUD_CALLS
 from stacks.cloud.models import SimServer
 from stacks.models import Resource, Stack
 from stacks.services import lifecycle
+from tests.integration.convergence.conftest import wait_for
 
 N = 200
-
-
-class Tasks:
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.by_name = Counter()
-
-    def __call__(self, sender=None, **kwargs):
-        with self.lock:
-            self.by_name[sender.name] += 1
-
-    def snapshot(self):
-        with self.lock:
-            return Counter(self.by_name)
-
-
-def wait_for(predicate, timeout=300, step=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("timed out")
-
-
-@pytest.fixture
-def worker():
-    tasks = Tasks()
-    signals.task_prerun.connect(tasks, weak=False)
-    try:
-        with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False,
-                          shutdown_timeout=60, queues=[settings.CELERY_TASK_DEFAULT_QUEUE]):
-            yield tasks
-    finally:
-        signals.task_prerun.disconnect(tasks)
 
 
 def servers(n):
@@ -104,14 +63,15 @@ def test_200_building_servers_cost_one_list_call_and_one_task_per_round(worker):
     assert rounds >= 3
     assert set(tasks_waiting) == {"convergence.poll_round"}
     assert set(calls_waiting) == {"server_statuses"}
-    assert calls_waiting["server_statuses"] <= rounds
+    # (+1: a round already started when the counting began makes its call after)
+    assert calls_waiting["server_statuses"] <= rounds + 1
     # Finishing: 200 ready servers completed in batches of BATCH_SIZE (no task per server),
     # one server_get each for the attributes; no per-server status call.
     batches = -(-N // settings.HEATWEB["BATCH_SIZE"])
     assert tasks_after["convergence.waits_complete"] == batches
     assert calls_after["server_get"] == N
     assert calls_after["server_status"] == 0
-    assert calls_after["server_statuses"] <= tasks_after["convergence.poll_round"]
+    assert calls_after["server_statuses"] <= tasks_after["convergence.poll_round"] + 1
     assert Resource.objects.filter(stack=stack, state="CREATE_COMPLETE").count() == N
     # Nobody waits any more and the round stopped re-enqueueing itself.
     assert not Waiter.objects.filter(project_id=project.pk).exists()
