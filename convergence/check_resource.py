@@ -9,9 +9,8 @@ polled again by a delayed task, never by sleeping.
 """
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.db.models import F
 from django_fsm import TransitionNotAllowed
 
@@ -51,6 +50,7 @@ class NodeContext:
     plugin_context: PluginContext
     node: list | None = None  # the [entity_id, is_update] being run
     node_input: dict | None = None  # the data its predecessors passed on
+    waits: list = field(default_factory=list)  # Waiter rows, stored by waiting.waits_flush
 
     @property
     def action(self):
@@ -203,17 +203,17 @@ def action_check(ctx, res, action, plugin, *, cookie, props, pending, entity=Non
 
 
 def _wait(ctx, res, action, plugin, *, cookie, props, pending, entity):
-    from convergence import tasks
+    """Leave the action waiting: no task per resource, a poll round checks it (waiting.py)."""
+    from convergence import waiting
 
-    res.action_cookie = {"action": action, "cookie": cookie, "props": props,
+    res.action_cookie = {"action": action, "cookie": waiting.unobserved(cookie), "props": props,
                          "pending": pending, "entity": entity or ctx.node,
-                         "traversal": ctx.traversal_id}
+                         "traversal": ctx.traversal_id,
+                         "since": waiting.wait_since(res, action)}
     Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(
         action_cookie=res.action_cookie, physical_resource_id=plugin.physical_id or "",
         plugin_data=plugin.data)
-    tasks.poll_node.apply_async(
-        (str(ctx.stack.pk), ctx.traversal_id, res.pk),
-        countdown=settings.HEATWEB["POLL_INTERVAL"])
+    waiting.wait_add(ctx, res, cookie)
 
 
 def action_finish(ctx, res, plugin, *, props, pending):
