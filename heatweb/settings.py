@@ -283,3 +283,38 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("HEATWEB_LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
+
+# Keystone mode (heatweb/keystone.py) ---------------------------------------------------
+# HEATWEB_AUTH=keystone: the API takes Keystone tokens (validated by
+# keystonemiddleware's auth_token), the pages sign people in with their
+# Keystone user name and password, and the engine acts for each stack's owner
+# through a Keystone trust to heatweb's service user. The default, "own",
+# keeps heatweb's own tokens and users (heatweb/tokens.py).
+
+HEATWEB_AUTH = os.environ.get("HEATWEB_AUTH", "own")
+if HEATWEB_AUTH not in ("own", "keystone"):
+    raise ValueError(f"HEATWEB_AUTH={HEATWEB_AUTH!r}: use 'own' or 'keystone'")
+KEYSTONE = {
+    # Keystone's public URL, with or without /v3 (http://keystone:5000/v3).
+    "URL": os.environ.get("KEYSTONE_URL", ""),
+    "SERVICE_USERNAME": os.environ.get("HEATWEB_SERVICE_USERNAME", "heatweb"),
+    "SERVICE_PASSWORD": os.environ.get("HEATWEB_SERVICE_PASSWORD", ""),
+    "SERVICE_PROJECT": os.environ.get("HEATWEB_SERVICE_PROJECT", "service"),
+    "SERVICE_USER_DOMAIN": os.environ.get("HEATWEB_SERVICE_USER_DOMAIN", "Default"),
+    "SERVICE_PROJECT_DOMAIN": os.environ.get("HEATWEB_SERVICE_PROJECT_DOMAIN", "Default"),
+    # The domain page sign-ins look user names up in.
+    "USER_DOMAIN": os.environ.get("KEYSTONE_USER_DOMAIN", "Default"),
+    "REGION": os.environ.get("KEYSTONE_REGION", "RegionOne"),
+    # keystonemiddleware keeps a validated token this long (-1: never cache).
+    "TOKEN_CACHE_SECONDS": int(os.environ.get("KEYSTONE_TOKEN_CACHE_SECONDS", 300)),
+}
+if HEATWEB_AUTH == "keystone":
+    if not KEYSTONE["URL"] or not KEYSTONE["SERVICE_PASSWORD"]:
+        raise ValueError("HEATWEB_AUTH=keystone needs KEYSTONE_URL and "
+                         "HEATWEB_SERVICE_PASSWORD (heatweb's service user)")
+    REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"] = [
+        "heatweb.keystone_auth.KeystoneTokenAuthentication"]
+    AUTHENTICATION_BACKENDS = ["heatweb.keystone_auth.KeystonePasswordBackend",
+                               "django.contrib.auth.backends.ModelBackend"]
+    MIDDLEWARE.insert(MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware")
+                      + 1, "heatweb.keystone_auth.KeystoneSessionMiddleware")

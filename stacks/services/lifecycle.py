@@ -12,6 +12,7 @@ from convergence.graph import Graph, converge_graph, walk_graph
 from convergence.services import new_traversal_id, stack_save_cas, traversal_begin, \
     traversal_fail
 from heatweb.exceptions import StackExists
+from heatweb.keystone import stack_trust_create
 from stacks.models import RawTemplate, Resource, Stack
 from stacks.models import states as st
 from stacks.services.definitions import build_definition, normalize_environment, \
@@ -92,6 +93,7 @@ def stack_create(*, project, user, name, template, environment=None, parameters=
                           parent_resource_name=parent_resource_name,
                           nested_depth=parent.nested_depth + 1 if parent else 0)
             stack.save()
+            stack_trust_create(stack, user=user)
             old_state = stack.state
             _begin(stack, "CREATE")
             _converge(stack, definition, raw, existing=[], reason="Stack CREATE started",
