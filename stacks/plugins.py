@@ -5,7 +5,7 @@ definition, the cloud, the events being recorded); ``plugin_for`` makes
 the plugin of one resource row in it; ``InputLookup`` resolves
 ``get_resource``/``get_attr`` from the data predecessors passed on.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from stacks.cloud import get_cloud_driver
 from stacks.definitions import definition_cache, plugin_class_for_type
@@ -22,6 +22,8 @@ class NodeContext:
     events: object
     plugin_context: PluginContext
     node: list | None = None  # the [entity_id, is_update] being run
+    node_input: dict | None = None  # the data its predecessors passed on
+    waits: list = field(default_factory=list)  # Waiter rows, stored by waiting.waits_flush
 
     @property
     def action(self):

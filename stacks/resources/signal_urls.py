@@ -15,7 +15,9 @@ def url_signature(resource_uuid):
 
 
 def signature_valid(resource_uuid, signature):
-    return hmac.compare_digest(url_signature(resource_uuid), signature)
+    # Bytes: compare_digest refuses str with non-ASCII characters (a TypeError, a 500).
+    return hmac.compare_digest(url_signature(resource_uuid).encode(),
+                               signature.encode("utf-8", errors="surrogatepass"))
 
 
 def signal_url(resource_uuid):

@@ -10,7 +10,8 @@ from django.db import transaction
 from django.db.models import F
 from django_fsm import can_proceed
 
-from heatweb.exceptions import StackValidationFailed
+from heatweb.exceptions import RequestLimitExceeded, StackValidationFailed
+from stacks.definitions import parse_template
 from stacks.models import Resource, Stack
 from stacks.models import states as st
 from stacks.resources.autoscaling import AutoScalingGroup
@@ -25,6 +26,7 @@ def nested_create(*, parent_id, resource_name, template, parameters, files, time
     limit = settings.HEATWEB["MAX_NESTED_DEPTH"]
     if parent.nested_depth + 1 > limit:
         raise StackValidationFailed(f"Recursion depth exceeds {limit}.")
+    _check_tree_resources(parent, template, files)
     name = f"{parent.name}-{resource_name}-{secrets.token_hex(6)}"
     child = lifecycle.stack_create(
         project=parent.project, user=parent.user, name=name, template=template,
@@ -33,12 +35,43 @@ def nested_create(*, parent_id, resource_name, template, parameters, files, time
     return str(child.pk)
 
 
+def _tree_stack_ids(stack):
+    """Ids of the stacks of ``stack``'s whole tree (from its root down), one query a level."""
+    root_id, parent_id = stack.pk, stack.parent_id
+    while parent_id is not None:
+        root_id, parent_id = parent_id, Stack.objects.filter(pk=parent_id).values_list(
+            "parent_id", flat=True).first()
+    ids, level = [root_id], [root_id]
+    while level:
+        level = list(Stack.objects.filter(parent_id__in=level, deleted_at__isnull=True)
+                     .values_list("pk", flat=True))
+        ids.extend(level)
+    return ids
+
+
+def _check_tree_resources(parent, template, files, *, replacing=None):
+    """As Heat: a whole tree of nested stacks counts against ``max_resources_per_stack``.
+
+    ``replacing``: the stack whose resources the new template replaces (an update).
+    """
+    limit = settings.HEATWEB["MAX_RESOURCES_PER_STACK"]
+    new = len(parse_template(template, files).resources)
+    rows = Resource.objects.filter(stack_id__in=_tree_stack_ids(parent),
+                                   replaced_by__isnull=True).exclude(state="DELETE_COMPLETE")
+    existing = (rows.exclude(stack_id=replacing) if replacing else rows).count()
+    if existing + new > limit:
+        raise RequestLimitExceeded(
+            f"Maximum resources per stack exceeded: the stack tree would have "
+            f"{existing + new} resources (at most {limit}).")
+
+
 def nested_get(child_id):
     return Stack.objects.select_related("raw_template").filter(pk=child_id).first()
 
 
 def nested_update(child_id, *, template, parameters, files, timeout_mins=None):
     child = nested_get(child_id)
+    _check_tree_resources(child, template, files, replacing=child.pk)
     stack_action(child, "update", template=template, parameters=parameters, files=files,
                  timeout_mins=timeout_mins)
 

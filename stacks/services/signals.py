@@ -9,9 +9,9 @@ it. Otherwise ``resource_signal`` has the resource's plugin handle it
 from heatweb.exceptions import BadRequest, EntityNotFound
 from stacks.models import Resource
 from stacks.models import states as st
+from stacks.models.events import resource_event
 from stacks.plugins import plugin_for, stack_context
 from stacks.resources.signal_urls import signature_valid
-from stacks.models.events import resource_event
 
 
 def check_signal_supported(stack, res, plugin=None):
