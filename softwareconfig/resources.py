@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 from django.conf import settings
 
+from heatweb.api import as_uuid
 from heatweb.models import Project
 from softwareconfig import services
 from softwareconfig.components import ACTIONS, COMPONENT_GROUP, DEFAULT_ACTIONS, STATUS_CODE, \
@@ -25,7 +26,6 @@ from stacks.resources.base import ResourceFailure, ResourcePlugin
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Length, Property
 from stacks.resources.signal_urls import signal_url
-from stacks.selectors import as_uuid
 
 _IO = {
     "inputs": Property("List", description="Inputs: name, description, type (String, Number, "

@@ -3,10 +3,10 @@ from django.db import transaction
 from django.db.models import ProtectedError, Q
 from django.utils import timezone
 
+from heatweb.api import as_uuid, page_limit
 from heatweb.exceptions import BadRequest, Conflict, EntityNotFound, StackValidationFailed
 from softwareconfig.components import check_io, signal_outcome
 from softwareconfig.models import DEPLOYMENT_STATUSES, SoftwareConfig, SoftwareDeployment
-from stacks.selectors import as_uuid, page_limit
 
 
 class InvalidRestrictedAction(Conflict):

@@ -1,8 +1,7 @@
 """Reads used by the API and the pages."""
-import uuid
-
 from django.db.models import Q
 
+from heatweb.api import as_uuid, page_limit
 from heatweb.exceptions import BadRequest, EntityNotFound
 from stacks.models import Event, Resource, Stack
 from stacks.plugins import InputLookup, node_data, plugin_for, stack_context
@@ -10,14 +9,6 @@ from stacks.plugins import InputLookup, node_data, plugin_for, stack_context
 STACK_SORT_KEYS = {"stack_name": "name", "stack_status": "state", "creation_time": "created_at",
                    "updated_time": "updated_at"}
 STACK_FILTERS = ("name", "status", "action", "id", "tenant", "username", "owner_id")
-
-
-def as_uuid(value):
-    """``value`` as a UUID, or None when it is not one (a lookup then finds nothing)."""
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        return None
 
 
 def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
@@ -79,19 +70,6 @@ def stack_list(project, *, params):
         qs = qs.filter(Q(**{f"{sort_key}__{op}": anchor[sort_key]})
                        | Q(**{sort_key: anchor[sort_key], f"id__{op}": anchor["id"]}))
     return qs[:page_limit(params.get("limit"))]
-
-
-def page_limit(value, default=1000):
-    """A request's ``limit``: an integer from 0 up to ``default`` (400 otherwise)."""
-    if value in (None, ""):
-        return default
-    try:
-        limit = int(value)
-    except ValueError:
-        raise BadRequest(f"Invalid limit {value!r}: must be an integer.") from None
-    if limit < 0:
-        raise BadRequest("Limit must not be negative.")
-    return min(limit, default)
 
 
 def stack_resources(stack, *, nested_depth=0):
