@@ -13,6 +13,7 @@ from django_fsm import TransitionNotAllowed
 from convergence.graph import Graph, converge_graph, walk_graph
 from convergence.services import new_traversal_id, stack_save_cas, traversal_begin, \
     traversal_fail
+from convergence.waiting import stack_stopped
 from heatweb.exceptions import StackExists
 from heatweb.keystone import stack_trust_create
 from stacks.definitions import build_definition, normalize_environment, update_definition
@@ -163,7 +164,15 @@ def stack_delete(stack):
                   reason="Stack DELETE started",
                   cas_fields=dict(expected_state=old_state, expected_traversal=old_traversal,
                                   action_started_at=timezone.now()))
+        _stop_waiting_if_superseded(stack, old_state)
     return stack
+
+
+def _stop_waiting_if_superseded(stack, old_state):
+    """The new traversal supersedes one in progress: its waiting resources stop waiting at
+    the next poll round, now (not when their own wait would next be looked at)."""
+    if st.split(old_state)[1] == st.IN_PROGRESS:
+        stack_stopped(stack)
 
 
 def stack_rollback(stack):
@@ -230,6 +239,7 @@ def stack_cancel_update(stack):
         raise st.refusal_for(stack, "CANCEL_UPDATE")
     with transaction.atomic():
         stack_rollback(stack)
+        _stop_waiting_if_superseded(stack, "UPDATE_IN_PROGRESS")
     return stack
 
 
