@@ -18,6 +18,7 @@ from convergence.engines import engine_id
 from heatweb.exceptions import HeatError
 from stacks.models import Resource
 from stacks.models import states as st
+from stacks.models.states import STATELESS_ACTIONS
 from stacks.resources.base import PluginContext
 from stacks.services.events import resource_event
 from stacks.services.locking_flags import PHYSICAL_LOCK_FLAG
@@ -25,9 +26,6 @@ from stacks.services.locking_flags import PHYSICAL_LOCK_FLAG
 log = logging.getLogger(__name__)
 
 CONVERGE_ACTIONS = ("CREATE", "UPDATE", "ROLLBACK")
-# Actions that run under the resource lock but leave the resource's state as
-# it was (a suspended server stays SUSPEND_COMPLETE while locked).
-STATELESS_ACTIONS = ("LOCK", "UNLOCK")
 WALK_SKIP_WHEN_DONE = ("SUSPEND", "RESUME", "LOCK", "UNLOCK")
 
 

@@ -220,6 +220,18 @@ HEATWEB = {
     "SWEEP_EVERY_BEATS": int(os.environ.get("HEATWEB_SWEEP_EVERY_BEATS", 3)),
     "STALL_SECONDS": float(os.environ.get("HEATWEB_STALL_SECONDS", 300)),
     "PUBLIC_URL": PUBLIC_URL,
+    # Simulated cloud latency (seconds; 0 = instant): until a new server is
+    # ACTIVE, until a deleted one is gone, until suspend/resume take effect,
+    # and the round trip added to every cloud API call.
+    "SIM_BOOT_SECONDS": float(os.environ.get("HEATWEB_SIM_BOOT_SECONDS", 0)),
+    "SIM_DELETE_SECONDS": float(os.environ.get("HEATWEB_SIM_DELETE_SECONDS", 0)),
+    "SIM_SUSPEND_SECONDS": float(os.environ.get("HEATWEB_SIM_SUSPEND_SECONDS", 0)),
+    "SIM_RESUME_SECONDS": float(os.environ.get("HEATWEB_SIM_RESUME_SECONDS", 0)),
+    "SIM_API_SECONDS": float(os.environ.get("HEATWEB_SIM_API_SECONDS", 0)),
+    # Waiting resources are polled together, one round per project: the
+    # interval grows from WAIT_MIN to WAIT_MAX seconds as a wait gets longer.
+    "WAIT_MIN_SECONDS": float(os.environ.get("HEATWEB_WAIT_MIN_SECONDS", 1)),
+    "WAIT_MAX_SECONDS": float(os.environ.get("HEATWEB_WAIT_MAX_SECONDS", 10)),
 }
 
 # Django reads form bodies (pages, admin) within the same budget.

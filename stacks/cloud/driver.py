@@ -27,6 +27,15 @@ class CloudDriver(ABC):
     def server_status(self, server_id):
         """BUILD, ACTIVE, SUSPENDED, ERROR, or DELETED when gone."""
 
+    def server_statuses(self, server_ids):
+        """``{id: status}`` for many servers in one list call (DELETED for those gone).
+
+        The engine's poll round asks this once for every server its waiting
+        resources watch. This fallback asks one by one; a real driver lists
+        (Nova: ``GET /servers/detail?changes-since=``) and filters by id.
+        """
+        return {server_id: self.server_status(server_id) for server_id in server_ids}
+
     @abstractmethod
     def server_update(self, server_id, **fields):
         """Change name, flavor or metadata in place."""
@@ -62,6 +71,18 @@ class CloudDriver(ABC):
     @abstractmethod
     def image_get(self, image_id):
         """A dict describing the image, or None."""
+
+    def image_statuses(self, image_ids):
+        """``{id: status}`` for many images in one list call (``deleted`` for those gone).
+
+        This fallback asks one by one; a real driver lists by ids (Glance:
+        ``GET /v2/images?id=in:...``).
+        """
+        statuses = {}
+        for image_id in image_ids:
+            image = self.image_get(image_id)
+            statuses[image_id] = image["status"] if image else "deleted"
+        return statuses
 
     @abstractmethod
     def image_update(self, image_id, **fields):

@@ -21,10 +21,11 @@ from stacks.services.events import stack_event
 EMPTY_TEMPLATE = {"heat_template_version": "2013-05-23"}
 
 
-def _begin(stack, action):
-    """Apply the ``begin_<action>`` transition or raise the state table's refusal."""
+def _begin(stack, action, *, transition=None):
+    """Apply the ``begin_<transition or action>`` transition or raise the state table's
+    refusal for ``action``."""
     try:
-        getattr(stack, f"begin_{action.lower()}")()
+        getattr(stack, f"begin_{transition or action.lower()}")()
     except TransitionNotAllowed:
         raise st.refusal_for(stack, action) from None
 
