@@ -4,6 +4,8 @@ The views are plain APIViews answering Heat's JSON shapes; this module
 describes their bodies and answers, including the lock/unlock actions and
 Heat's error body, and is applied to the view classes by ``document()``.
 """
+import copy
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, \
     extend_schema_view, inline_serializer
@@ -49,7 +51,9 @@ STACK_CREATED = inline_serializer("StackCreated", {"stack": inline_serializer(
 
 
 def _obj(name, fields, **kwargs):
-    return inline_serializer(name, fields, **kwargs)
+    # A copy with fresh field instances: DRF's metaclass pops the fields out of the
+    # mapping it is given, and a field instance belongs to one serializer only.
+    return inline_serializer(name, {k: copy.deepcopy(f) for k, f in fields.items()}, **kwargs)
 
 
 def _text(**kwargs):

@@ -312,6 +312,12 @@ def test_text_and_numbers_that_cannot_be_stored(live_service, api, fields, error
     assert api.request("GET", "/stacks").status_code == 200
 
 
+@pytest.mark.parametrize("path", ["/stacks?name=a%00b", "/stacks/a%00b", "/stacks?marker=%00",
+                                  "/software_configs/%00"])
+def test_nul_in_the_url(live_service, api, path):
+    assert_heat_error(api.request("GET", path), 400, "InvalidInput", "NUL")
+
+
 def test_lone_surrogate_in_yaml_text(live_service, api):
     text = f'heat_template_version: {HOT}\ndescription: "\\ud800"\nresources: {{}}\n'
     refused_create(live_service, api, text, 400, "InvalidInput", "surrogate")
@@ -460,3 +466,15 @@ def test_embedded_default_hosts_are_the_served_address():
         "heat.example.org", "127.0.0.1", "localhost", "[::1]"]
     assert allowed_hosts("a.example, b.example", "http://x") == ["a.example", "b.example"]
     assert "*" not in allowed_hosts(None, os.environ.get("HEATWEB_PUBLIC_URL", "http://h"))
+
+
+def test_serve_allows_the_address_it_binds():
+    import socket
+
+    from heatweb.launcher import served_hosts_env
+
+    hosts = served_hosts_env("10.1.2.3:8004", {})["DJANGO_ALLOWED_HOSTS"].split(",")
+    assert hosts[0] == "10.1.2.3" and "127.0.0.1" in hosts and "*" not in hosts
+    wildcard = served_hosts_env("0.0.0.0:8004", {})["DJANGO_ALLOWED_HOSTS"].split(",")
+    assert socket.gethostname() in wildcard and "0.0.0.0" not in wildcard
+    assert served_hosts_env("0.0.0.0:8004", {"DJANGO_ALLOWED_HOSTS": "a.example"}) == {}
