@@ -136,6 +136,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Celery -------------------------------------------------------------------------
 
 BROKER_DIR = DATA_DIR / "broker"
+# A message a worker took and did not acknowledge within this many seconds
+# goes back to the queue for another worker: a dead worker's tasks run again.
+# Tasks are short (resource actions are polled, never waited for), so it is
+# twice the dead-engine window; a longer task may run twice, which is safe
+# (every task is idempotent and resources are locked).
+BROKER_VISIBILITY_TIMEOUT = float(os.environ.get("CELERY_VISIBILITY_TIMEOUT") or
+                                 2 * float(os.environ.get("HEATWEB_DEAD_AFTER", 30)))
 # heatwebfs:// is kombu's filesystem transport made atomic (heatweb/broker.py).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "heatwebfs://")
 if CELERY_BROKER_URL.startswith(("heatwebfs", "filesystem")):
@@ -149,12 +156,10 @@ if CELERY_BROKER_URL.startswith(("heatwebfs", "filesystem")):
         "store_processed": False,
         # How often an idle worker looks for new task files (kombu's default is 1 s).
         "polling_interval": float(os.environ.get("HEATWEB_BROKER_POLL", 0.1)),
+        "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
     }
 else:
-    # Longer than the longest resource action, so an unacked task of a live
-    # worker is not redelivered to another one.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", 7200))}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": BROKER_VISIBILITY_TIMEOUT}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -217,9 +222,17 @@ HEATWEB = {
     "ENGINE_DEAD_AFTER_SECONDS": float(os.environ.get("HEATWEB_DEAD_AFTER", 30)),
     # The heartbeat thread runs the recovery sweep every N beats; a stack in
     # progress with no live engine and no event for STALL_SECONDS is failed.
-    "SWEEP_EVERY_BEATS": int(os.environ.get("HEATWEB_SWEEP_EVERY_BEATS", 3)),
+    "SWEEP_EVERY_BEATS": int(os.environ.get("HEATWEB_SWEEP_EVERY_BEATS", 1)),
+    # Engines publish outbox messages left behind by a dead writer every
+    # RELAY_SECONDS; a writer's own claim on what it just wrote lasts
+    # OUTBOX_CLAIM_SECONDS (convergence/outbox.py).
+    "RELAY_SECONDS": float(os.environ.get("HEATWEB_RELAY_SECONDS", 1)),
+    "OUTBOX_CLAIM_SECONDS": float(os.environ.get("HEATWEB_OUTBOX_CLAIM_SECONDS", 5)),
     "STALL_SECONDS": float(os.environ.get("HEATWEB_STALL_SECONDS", 300)),
     "PUBLIC_URL": PUBLIC_URL,
+    # A create repeated (same user, name and request) within this many seconds
+    # gets the stack the first one made instead of 409 (stacks/services/create_replay.py).
+    "CREATE_REPLAY_SECONDS": float(os.environ.get("HEATWEB_CREATE_REPLAY_SECONDS", 600)),
     # Simulated cloud latency (seconds; 0 = instant): until a new server is
     # ACTIVE, until a deleted one is gone, until suspend/resume take effect,
     # and the round trip added to every cloud API call.
@@ -228,6 +241,9 @@ HEATWEB = {
     "SIM_SUSPEND_SECONDS": float(os.environ.get("HEATWEB_SIM_SUSPEND_SECONDS", 0)),
     "SIM_RESUME_SECONDS": float(os.environ.get("HEATWEB_SIM_RESUME_SECONDS", 0)),
     "SIM_API_SECONDS": float(os.environ.get("HEATWEB_SIM_API_SECONDS", 0)),
+    # How long server_create takes to answer once the server exists (a caller
+    # that dies meanwhile leaves a server it does not know the id of).
+    "SIM_CREATE_SECONDS": float(os.environ.get("HEATWEB_SIM_CREATE_SECONDS", 0)),
     # Waiting resources are polled together, one round per project: the
     # interval grows from WAIT_MIN to WAIT_MAX seconds as a wait gets longer.
     "WAIT_MIN_SECONDS": float(os.environ.get("HEATWEB_WAIT_MIN_SECONDS", 1)),
@@ -267,3 +283,38 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("HEATWEB_LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
+
+# Keystone mode (heatweb/keystone.py) ---------------------------------------------------
+# HEATWEB_AUTH=keystone: the API takes Keystone tokens (validated by
+# keystonemiddleware's auth_token), the pages sign people in with their
+# Keystone user name and password, and the engine acts for each stack's owner
+# through a Keystone trust to heatweb's service user. The default, "own",
+# keeps heatweb's own tokens and users (heatweb/tokens.py).
+
+HEATWEB_AUTH = os.environ.get("HEATWEB_AUTH", "own")
+if HEATWEB_AUTH not in ("own", "keystone"):
+    raise ValueError(f"HEATWEB_AUTH={HEATWEB_AUTH!r}: use 'own' or 'keystone'")
+KEYSTONE = {
+    # Keystone's public URL, with or without /v3 (http://keystone:5000/v3).
+    "URL": os.environ.get("KEYSTONE_URL", ""),
+    "SERVICE_USERNAME": os.environ.get("HEATWEB_SERVICE_USERNAME", "heatweb"),
+    "SERVICE_PASSWORD": os.environ.get("HEATWEB_SERVICE_PASSWORD", ""),
+    "SERVICE_PROJECT": os.environ.get("HEATWEB_SERVICE_PROJECT", "service"),
+    "SERVICE_USER_DOMAIN": os.environ.get("HEATWEB_SERVICE_USER_DOMAIN", "Default"),
+    "SERVICE_PROJECT_DOMAIN": os.environ.get("HEATWEB_SERVICE_PROJECT_DOMAIN", "Default"),
+    # The domain page sign-ins look user names up in.
+    "USER_DOMAIN": os.environ.get("KEYSTONE_USER_DOMAIN", "Default"),
+    "REGION": os.environ.get("KEYSTONE_REGION", "RegionOne"),
+    # keystonemiddleware keeps a validated token this long (-1: never cache).
+    "TOKEN_CACHE_SECONDS": int(os.environ.get("KEYSTONE_TOKEN_CACHE_SECONDS", 300)),
+}
+if HEATWEB_AUTH == "keystone":
+    if not KEYSTONE["URL"] or not KEYSTONE["SERVICE_PASSWORD"]:
+        raise ValueError("HEATWEB_AUTH=keystone needs KEYSTONE_URL and "
+                         "HEATWEB_SERVICE_PASSWORD (heatweb's service user)")
+    REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"] = [
+        "heatweb.keystone_auth.KeystoneTokenAuthentication"]
+    AUTHENTICATION_BACKENDS = ["heatweb.keystone_auth.KeystonePasswordBackend",
+                               "django.contrib.auth.backends.ModelBackend"]
+    MIDDLEWARE.insert(MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware")
+                      + 1, "heatweb.keystone_auth.KeystoneSessionMiddleware")
