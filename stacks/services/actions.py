@@ -77,7 +77,9 @@ TRANSITIONS = {"update": "update", "delete": "delete", "suspend": "suspend",
                "cancel_without_rollback": "rollback",               "lock": "lock", "unlock": "unlock"}
 
 
-def stack_action(stack, action, *, user=None, **args):
+# ``action`` is positional-only in both doors: a deployment's own ``action``
+# field (PUT software_deployments) travels in the keyword arguments.
+def stack_action(stack, action, /, *, user=None, **args):
     """Do ``action`` (a key of ``ACTIONS``) to ``stack`` for ``user``, or raise the refusal.
 
     ``args`` are the action's own (an update's template, a lock's level and
@@ -106,7 +108,7 @@ def deployment_stack(deployment):
     return row.stack if row is not None and row.stack.deleted_at is None else None
 
 
-def deployment_action(deployment, action, *, user=None, **fields):
+def deployment_action(deployment, action, /, *, user=None, **fields):
     """PUT (``update``) or DELETE (``delete``) a deployment: through its stack's door if a
     stack owns it, directly if it was made through the API."""
     stack = deployment_stack(deployment)

@@ -39,8 +39,14 @@ def fuzz_tenant(live_service):
     config = api.post(info["endpoint"] + "/software_configs", json={
         "name": "fuzzed", "config": "#!/bin/sh\ntrue\n"}, timeout=30)
     assert config.status_code == 200, config.text
-    return {**info, "stack_id": created.json()["stack"]["id"],
-            "config_id": config.json()["software_config"]["id"]}
+    config_id = config.json()["software_config"]["id"]
+    server_id = str(uuid.uuid4())
+    deployment = api.post(info["endpoint"] + "/software_deployments", json={
+        "config_id": config_id, "server_id": server_id}, timeout=30)
+    assert deployment.status_code == 200, deployment.text
+    return {**info, "stack_id": created.json()["stack"]["id"], "config_id": config_id,
+            "server_id": server_id,
+            "deployment_id": deployment.json()["software_deployment"]["id"]}
 
 
 def _session(token):
@@ -61,7 +67,8 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 
 REAL = {"tenant_id": lambda t: t["project_id"], "stack_name": lambda t: "fuzzed",
         "stack_id": lambda t: t["stack_id"], "resource_name": lambda t: "a",
-        "output_key": lambda t: "o", "config_id": lambda t: t["config_id"]}
+        "output_key": lambda t: "o", "config_id": lambda t: t["config_id"],
+        "deployment_id": lambda t: t["deployment_id"], "server_id": lambda t: t["server_id"]}
 
 
 @schema.parametrize()

@@ -266,6 +266,19 @@ def test_nested_stacks_count_as_one_tree(live_service, api):
     assert len(listed) <= 1000
 
 
+def test_nested_stack_timeout_is_bounded_too(live_service, api):
+    child = json.dumps(GOOD)
+    template = {"heat_template_version": HOT, "resources": {"n": {
+        "type": "OS::Heat::Stack", "properties": {"template": child, "timeout": 10 ** 9}}}}
+    body = stack_body(template)
+    resp = api.request("POST", "/stacks", body)
+    assert resp.status_code == 201, resp.text
+    stack = wait_for(api, f"/stacks/{body['stack_name']}/{resp.json()['stack']['id']}",
+                     lambda s: s["stack_status"] in ("CREATE_FAILED", "CREATE_COMPLETE"))
+    assert stack["stack_status"] == "CREATE_FAILED"
+    assert "for timeout" in stack["stack_status_reason"]
+
+
 def wait_for(api, path, done, timeout=120):
     import time
 
@@ -349,6 +362,18 @@ def test_stack_name_is_matched_in_full(live_service, api, name):
 def test_validate_with_a_list_of_parameters(live_service, api):
     resp = api.request("POST", "/validate", {"template": GOOD, "parameters": [None, None]})
     assert_heat_error(resp, 400, "BadRequest", "parameters must be a mapping")
+
+
+def test_deployment_update_with_its_action_field(live_service, api):
+    config = api.request("POST", "/software_configs", {"name": "c", "config": "true"})
+    assert config.status_code == 200, config.text
+    made = api.request("POST", "/software_deployments", {
+        "config_id": config.json()["software_config"]["id"], "server_id": str(uuid.uuid4())})
+    assert made.status_code == 200, made.text
+    path = f"/software_deployments/{made.json()['software_deployment']['id']}"
+    resp = api.request("PUT", path, {"action": "UPDATE", "status": "COMPLETE"})
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["software_deployment"]["action"] == "UPDATE"
 
 
 def test_signal_webhook_with_a_non_ascii_signature(live_service):
