@@ -9,9 +9,8 @@ polled again by a delayed task, never by sleeping.
 """
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.db.models import F
 from django_fsm import TransitionNotAllowed
 
@@ -19,6 +18,7 @@ from convergence.engines import engine_id
 from heatweb.exceptions import HeatError
 from stacks.models import Resource
 from stacks.models import states as st
+from stacks.models.states import STATELESS_ACTIONS
 from stacks.resources.base import CREATION_KEY, PluginContext
 from stacks.services.events import resource_event
 from stacks.services.locking_flags import PHYSICAL_LOCK_FLAG
@@ -26,9 +26,6 @@ from stacks.services.locking_flags import PHYSICAL_LOCK_FLAG
 log = logging.getLogger(__name__)
 
 CONVERGE_ACTIONS = ("CREATE", "UPDATE", "ROLLBACK")
-# Actions that run under the resource lock but leave the resource's state as
-# it was (a suspended server stays SUSPEND_COMPLETE while locked).
-STATELESS_ACTIONS = ("LOCK", "UNLOCK")
 WALK_SKIP_WHEN_DONE = ("SUSPEND", "RESUME", "LOCK", "UNLOCK")
 
 
@@ -53,6 +50,7 @@ class NodeContext:
     plugin_context: PluginContext
     node: list | None = None  # the [entity_id, is_update] being run
     node_input: dict | None = None  # the data its predecessors passed on
+    waits: list = field(default_factory=list)  # Waiter rows, stored by waiting.waits_flush
 
     @property
     def action(self):
@@ -205,17 +203,17 @@ def action_check(ctx, res, action, plugin, *, cookie, props, pending, entity=Non
 
 
 def _wait(ctx, res, action, plugin, *, cookie, props, pending, entity):
-    from convergence import tasks
+    """Leave the action waiting: no task per resource, a poll round checks it (waiting.py)."""
+    from convergence import waiting
 
-    res.action_cookie = {"action": action, "cookie": cookie, "props": props,
+    res.action_cookie = {"action": action, "cookie": waiting.unobserved(cookie), "props": props,
                          "pending": pending, "entity": entity or ctx.node,
-                         "traversal": ctx.traversal_id}
+                         "traversal": ctx.traversal_id,
+                         "since": waiting.wait_since(res, action)}
     Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(
         action_cookie=res.action_cookie, physical_resource_id=plugin.physical_id or "",
         plugin_data=plugin.data)
-    tasks.poll_node.apply_async(
-        (str(ctx.stack.pk), ctx.traversal_id, res.pk),
-        countdown=settings.HEATWEB["POLL_INTERVAL"])
+    waiting.wait_add(ctx, res, cookie)
 
 
 def action_finish(ctx, res, plugin, *, props, pending):

@@ -86,3 +86,38 @@ class OutboxMessage(models.Model):
 
     def __str__(self):
         return f"{self.task} {self.args!r:.60}"
+
+
+class Waiter(models.Model):
+    """A resource whose action waits (on the cloud, a signal, a child stack).
+
+    ``kind``/``object_id``/``ready_on`` name a cloud object whose status the
+    poll round reads with one list call per kind for all waiters of a
+    project; with no kind, the plugin's own check runs at ``next_check``
+    (or at once when poked). Times are seconds since the epoch.
+    """
+
+    resource_id = models.BigIntegerField(primary_key=True)
+    project_id = models.CharField(max_length=64, db_index=True)
+    stack_id = models.UUIDField()
+    traversal_id = models.CharField(max_length=36)
+    kind = models.CharField(max_length=16, blank=True, default="")
+    object_id = models.CharField(max_length=255, blank=True, default="")
+    ready_on = models.JSONField(default=list, blank=True)
+    since = models.FloatField()
+    next_check = models.FloatField()
+    deadline = models.FloatField(null=True, blank=True)
+
+    def __str__(self):
+        return f"resource {self.resource_id} waits on {self.kind or 'its plugin'} {self.object_id}"
+
+
+class PollRound(models.Model):
+    """The one poll round of a project: only the task carrying ``token`` may run it."""
+
+    project_id = models.CharField(primary_key=True, max_length=64)
+    token = models.CharField(max_length=32)
+    due_at = models.FloatField()
+
+    def __str__(self):
+        return f"poll round of {self.project_id} due {self.due_at}"

@@ -21,6 +21,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from convergence.engines import dead_engines, engine_alive, live_engines
+from convergence.waiting import rounds_revive
 from stacks.models import Event, Resource, Stack
 from stacks.models import states as st
 from stacks.services.events import resource_event
@@ -99,6 +100,7 @@ def sweep():
             engine_id__in=live_engines()):
         recover_resource(res, res.engine_id)
     broker_restore_unacked(app)
+    rounds_revive()
     _fail_stalled()
 
 

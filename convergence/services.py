@@ -16,7 +16,9 @@ from django.utils import timezone
 from convergence.models import SyncPoint, Traversal
 from convergence.outbox import outbox_add, outbox_discard
 from convergence.sync_points import sync_point_merge, sync_points_create
+from convergence.waiting import poke_parent_of, stack_stopped
 from heatweb.exceptions import ConcurrentTransaction
+from heatweb.keystone import stack_trust_delete
 from stacks.models import Resource, Stack
 from stacks.models import states as st
 from stacks.services.events import stack_event
@@ -126,6 +128,8 @@ def traversal_complete(stack_id, traversal_id):
                   "status_reason": f"Stack {action} completed successfully"}
         if action == "DELETE":
             fields["deleted_at"] = now
+            # The engine needs the owner's Keystone trust no more (Keystone mode).
+            transaction.on_commit(lambda: stack_trust_delete(stack_id))
         if action == "UNLOCK":
             fields.update(lock_level="", lock_reason="", locked_by=None,
                           locked_by_admin=False, locked_at=None)
@@ -133,6 +137,7 @@ def traversal_complete(stack_id, traversal_id):
         stack.status_reason = fields["status_reason"]
         stack_event(stack, stack.status_reason).save()
         _purge(stack, traversal_id, outcome="COMPLETE")
+    poke_parent_of(stack)
     log.info("stack %s %s complete", stack.name, action)
 
 
@@ -154,6 +159,8 @@ def traversal_fail(stack_id, traversal_id, reason, *, allow_rollback=True):
             from stacks.services.lifecycle import stack_rollback
 
             stack_rollback(stack)
+    stack_stopped(stack)
+    poke_parent_of(stack)
     log.info("stack %s %s failed: %s", stack.name, action, reason)
 
 
