@@ -32,7 +32,8 @@ def service(tmp_path_factory):
     svc = LiveService(tmp_path_factory.mktemp("chaos"), name="chaos",
                       HEATWEB_HEARTBEAT="0.5", HEATWEB_DEAD_AFTER="3",
                       HEATWEB_SWEEP_EVERY_BEATS="1", HEATWEB_RELAY_SECONDS="0.5",
-                      HEATWEB_POLL_INTERVAL="0.2", HEATWEB_SIM_CREATE_SECONDS="0.4",
+                      HEATWEB_WAIT_MIN_SECONDS="0.2", HEATWEB_WAIT_MAX_SECONDS="0.5",
+                      HEATWEB_SIM_CREATE_SECONDS="0.4",
                       HEATWEB_SIM_BOOT_SECONDS="0.5").start()
     yield svc
     svc.stop()
