@@ -228,6 +228,11 @@ HEATWEB = {
     # OUTBOX_CLAIM_SECONDS (convergence/outbox.py).
     "RELAY_SECONDS": float(os.environ.get("HEATWEB_RELAY_SECONDS", 1)),
     "OUTBOX_CLAIM_SECONDS": float(os.environ.get("HEATWEB_OUTBOX_CLAIM_SECONDS", 5)),
+    # A stack in progress that nobody worked on for RESTART_AFTER_SECONDS (a
+    # task was lost between two nodes) has its action started over in a new
+    # traversal; after the broker's visibility timeout had its chance.
+    "RESTART_AFTER_SECONDS": float(os.environ.get("HEATWEB_RESTART_AFTER") or
+                                   3 * float(os.environ.get("HEATWEB_DEAD_AFTER", 30))),
     "STALL_SECONDS": float(os.environ.get("HEATWEB_STALL_SECONDS", 300)),
     "PUBLIC_URL": PUBLIC_URL,
     # A create repeated (same user, name and request) within this many seconds
