@@ -63,6 +63,31 @@ class Engine(models.Model):
         return self.id
 
 
+class OutboxMessage(models.Model):
+    """A task to publish, written in the same transaction as the work it starts.
+
+    The writer publishes it right after the commit (holding a short claim);
+    if the writer dies first, an engine's relay publishes it once the claim
+    has lapsed. ``due_at`` in the future delays it (stack timeouts) without
+    parking a long countdown in the broker.
+    """
+
+    task = models.CharField(max_length=64)
+    args = models.JSONField(default=list)
+    stack = models.ForeignKey("stacks.Stack", on_delete=models.CASCADE, related_name="+")
+    traversal_id = models.CharField(max_length=36, db_index=True)
+    due_at = models.DateTimeField(db_index=True)
+    claimed_by = models.CharField(max_length=32, blank=True, default="", db_index=True)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["due_at", "id"]
+
+    def __str__(self):
+        return f"{self.task} {self.args!r:.60}"
+
+
 class Waiter(models.Model):
     """A resource whose action waits (on the cloud, a signal, a child stack).
 

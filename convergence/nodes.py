@@ -112,7 +112,7 @@ def _run_batch(ctx, nodes):
         sync_point = own.get((str(entity), bool(is_update)))
         if sync_point is None:
             continue  # a newer traversal replaced this one
-        ctx.node = [entity, bool(is_update)]
+        ctx.node, ctx.node_input = [entity, bool(is_update)], data
         outcome = node_run(ctx, rows.get(entity), bool(is_update), data, sync_point)
         if outcome.kind == "done":
             finished.append((node_key(entity, is_update), outcome.data, sync_point.successors))
@@ -241,8 +241,8 @@ def lock_action(ctx, res, action):
 def node_poll(stack_id, traversal_id, resource_id):
     """Ask a waiting resource's plugin whether its action has completed."""
     res = Resource.objects.filter(pk=resource_id).first()
-    if res is None or res.action_cookie is None:
-        return  # already finished: a duplicate delivery
+    if res is None or "cookie" not in (res.action_cookie or {}):
+        return  # already finished (a duplicate delivery), or not waiting
     stack = Stack.objects.select_related("raw_template").get(pk=res.stack_id)
     ctx = _context_any(stack, traversal_id)
     if not _take_over(res):

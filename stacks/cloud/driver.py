@@ -16,8 +16,13 @@ class CloudDriver(ABC):
 
     @abstractmethod
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
-                      networks=None):
-        """Start building a server; returns its id (status BUILD, then ACTIVE)."""
+                      networks=None, creation_key=None):
+        """Start building a server; returns its id (status BUILD, then ACTIVE).
+
+        With ``creation_key`` the server is tagged with it, and a server that
+        already carries the key is returned instead of building a second
+        (a create run again after a crash).
+        """
 
     @abstractmethod
     def server_get(self, server_id):

@@ -3,10 +3,12 @@
 Behaves like Nova and Glance where the engine can tell: servers build for
 ``HEATWEB["SIM_BOOT_SECONDS"]`` before they are ACTIVE (and take
 ``SIM_DELETE_SECONDS``, ``SIM_SUSPEND_SECONDS``, ``SIM_RESUME_SECONDS`` to be
-gone, suspended, resumed; all 0 by default), a locked server
+gone, suspended, resumed; all 0 by default; a create call answers
+``SIM_CREATE_SECONDS`` after the server exists), a locked server
 refuses delete/suspend/resume/reboot/rebuild, a protected image refuses
 deletion. ``inject_fault`` makes a named operation fail.
 """
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -70,15 +72,26 @@ class SimulatedCloud(CloudDriver):
                              f"(HTTP 409)")
 
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
-                      networks=None):
+                      networks=None, creation_key=None):
+        if creation_key:
+            made = SimServer.objects.filter(creation_key=creation_key, project_id=project_id,
+                                            deleted_at__isnull=True).values_list("pk", flat=True)
+            if made:
+                return made[0]
         self._fault("server_create", project_id)
         boot = settings.HEATWEB.get("SIM_BOOT_SECONDS", 0)
         count = SimServer.objects.count() + 1
         server = SimServer.objects.create(
             project_id=project_id, name=name, image=image, flavor=flavor,
             metadata=metadata or {}, user_data=user_data or "", networks=networks or [],
+            creation_key=creation_key or "",
             address=f"10.0.{count // 250 % 250}.{count % 250 + 2}",
             ready_at=timezone.now() + timedelta(seconds=boot))
+        latency = settings.HEATWEB.get("SIM_CREATE_SECONDS", 0)
+        if latency:
+            # A real cloud has made the server before its answer arrives: a caller
+            # that dies in between leaves a server it does not know the id of.
+            time.sleep(latency)
         return server.id
 
     def server_get(self, server_id):

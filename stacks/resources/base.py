@@ -19,6 +19,10 @@ from stacks.hot.values import UNRESOLVED
 from stacks.resources.schema import PropertyError
 
 
+# Where the engine keeps the key it gives a resource's create (see ResourcePlugin.creation_key).
+CREATION_KEY = "heatweb_creation_key"
+
+
 class ResourceFailure(Exception):
     """An action of a resource failed; the message is the reason users see."""
 
@@ -75,6 +79,16 @@ class ResourcePlugin:
         self.context = context
         self.physical_id = physical_id
         self.data = data if data is not None else {}
+
+    @property
+    def creation_key(self):
+        """The key the engine gave this create, stored before ``handle_create`` runs.
+
+        A create run again after its engine died gets the same key: a plugin
+        passes it to its cloud, which tags the object with it and returns the
+        object it already made instead of making a second.
+        """
+        return self.data.get(CREATION_KEY)
 
     # Schema ----------------------------------------------------------------------
 

@@ -23,7 +23,9 @@ class Server(ResourcePlugin):
     Changing ``image`` or ``user_data`` replaces the server; ``name``,
     ``flavor`` and ``metadata`` are updated in place. At lock level ``all``
     the server is locked in the cloud, which then refuses to delete,
-    suspend, resume, reboot or rebuild it.
+    suspend, resume, reboot or rebuild it. The create is idempotent: the
+    server is tagged with the engine's creation key, so a create run again
+    after a crash finds it instead of building a second.
     """
 
     type_name = "OS::Nova::Server"
@@ -71,7 +73,7 @@ class Server(ResourcePlugin):
             self.cloud.server_create, project_id=self.context.project_id,
             name=self._server_name(props), image=props["image"], flavor=props["flavor"],
             metadata=props.get("metadata"), user_data=props.get("user_data"),
-            networks=props.get("networks"))
+            networks=props.get("networks"), creation_key=self.creation_key)
         return self._await("ACTIVE")
 
     def _await(self, *wanted):

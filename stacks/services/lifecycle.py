@@ -12,19 +12,22 @@ from convergence.graph import Graph, converge_graph, walk_graph
 from convergence.services import new_traversal_id, stack_save_cas, traversal_begin, \
     traversal_fail
 from heatweb.exceptions import StackExists
+from heatweb.keystone import stack_trust_create
 from stacks.models import RawTemplate, Resource, Stack
 from stacks.models import states as st
 from stacks.services.definitions import build_definition, normalize_environment, \
     parse_template
+from stacks.services.create_replay import create_replayed
 from stacks.services.events import stack_event
 
 EMPTY_TEMPLATE = {"heat_template_version": "2013-05-23"}
 
 
-def _begin(stack, action):
-    """Apply the ``begin_<action>`` transition or raise the state table's refusal."""
+def _begin(stack, action, *, transition=None):
+    """Apply the ``begin_<transition or action>`` transition or raise the state table's
+    refusal for ``action``."""
     try:
-        getattr(stack, f"begin_{action.lower()}")()
+        getattr(stack, f"begin_{transition or action.lower()}")()
     except TransitionNotAllowed:
         raise st.refusal_for(stack, action) from None
 
@@ -60,7 +63,11 @@ def _converge(stack, definition, raw, *, existing, reason, cas_fields, unchanged
 def stack_create(*, project, user, name, template, environment=None, parameters=None,
                  files=None, timeout_mins=None, disable_rollback=True, tags=None,
                  parent=None, parent_resource_name=""):
-    """Validate and store a new stack, then start its CREATE traversal."""
+    """Validate and store a new stack, then start its CREATE traversal.
+
+    A repeat of the create that made a live stack of that name returns that
+    stack (``create_replay``); any other create of a taken name is 409.
+    """
     import uuid
 
     files = files or {}
@@ -70,7 +77,13 @@ def stack_create(*, project, user, name, template, environment=None, parameters=
                                   stack_id=str(stack_id), project_id=project.pk)
     try:
         with transaction.atomic():
-            if Stack.objects.filter(project=project, name=name, deleted_at__isnull=True).exists():
+            existing = Stack.objects.select_related("raw_template").filter(
+                project=project, name=name, deleted_at__isnull=True).first()
+            if existing is not None:
+                if create_replayed(existing, user=user, template=definition.template.raw,
+                                   environment=env, files=files, timeout_mins=timeout_mins,
+                                   disable_rollback=disable_rollback, tags=tags):
+                    return existing
                 raise StackExists(stack_name=name)
             raw = RawTemplate.objects.create(template=definition.template.raw, files=files,
                                              environment=env)
@@ -80,6 +93,7 @@ def stack_create(*, project, user, name, template, environment=None, parameters=
                           parent_resource_name=parent_resource_name,
                           nested_depth=parent.nested_depth + 1 if parent else 0)
             stack.save()
+            stack_trust_create(stack, user=user)
             old_state = stack.state
             _begin(stack, "CREATE")
             _converge(stack, definition, raw, existing=[], reason="Stack CREATE started",
