@@ -99,7 +99,8 @@ class Command(BaseCommand):
             from heatweb.celery import app
 
             worker = start_worker(app, pool="solo", concurrency=1, perform_ping_check=False,
-                                  shutdown_timeout=30, queues=["heatweb"])
+                                  shutdown_timeout=30,
+                                  queues=[settings.CELERY_TASK_DEFAULT_QUEUE])
             worker.__enter__()
         try:
             for shape in opts["shapes"].split(","):
