@@ -80,6 +80,9 @@ def traversal_begin(stack, *, traversal_id, graph, reason):
         left = stack.timeout_mins * 60 - (timezone.now() - started).total_seconds()
         outbox_add([("convergence.stack_timeout", [stack_id, traversal_id])],
                    stack_id=stack_id, traversal_id=traversal_id, delay_seconds=max(left, 0.001))
+    if stack.action == "ROLLBACK":
+        # Waits of the traversal rolled back over are aborted by a poll round at once.
+        transaction.on_commit(lambda: stack_stopped(stack))
 
 
 def nodes_enqueue(stack_id, traversal_id, nodes):

@@ -139,6 +139,23 @@ class ResourcePlugin:
         return cls.needs_replacement(changed)
 
     @classmethod
+    def never_replaced(cls):
+        """True when no property change can replace it (every property updates in place).
+
+        The engine then gives a kept resource of this type no cleanup node
+        in an update: there would be nothing to delete. A plugin that
+        decides replacement itself is never assumed to be one.
+        """
+        base = ResourcePlugin.__dict__
+        if cls.needs_replacement.__func__ is not base["needs_replacement"].__func__ or \
+                cls.needs_replacement_for.__func__ is not base["needs_replacement_for"].__func__:
+            return False
+        if cls.allow_unknown_properties and not cls.properties_schema:
+            return True
+        return not cls.allow_unknown_properties and \
+            all(p.update_allowed for p in cls.properties_schema.values())
+
+    @classmethod
     def schema_doc(cls):
         return {
             "resource_type": cls.type_name,
