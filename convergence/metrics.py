@@ -1,4 +1,4 @@
-"""Per-process counts of SQL statements and Celery tasks, for benchmarks.
+"""Per-process counts of SQL statements, Celery tasks and cloud API calls, for benchmarks.
 
 Off unless ``HEATWEB_BENCH_METRICS_DIR`` is set when a worker starts. Then
 every engine process counts the statements run on its database connections
@@ -23,6 +23,8 @@ from celery import signals
 from django.db import connections
 from django.db.backends.signals import connection_created
 
+from stacks.cloud.metered import CLOUD_CALLS
+
 ENV = "HEATWEB_BENCH_METRICS_DIR"
 FLUSH_SECONDS = 0.2
 
@@ -35,6 +37,7 @@ class ProcessMetrics:
         self.path = Path(directory) / f"{self.pid}.json"
         self.queries = 0
         self.tasks = 0
+        self.cloud_base = CLOUD_CALLS.snapshot()[0]
         self.lock = threading.Lock()
         self.write_lock = threading.Lock()
         self.stopped = threading.Event()
@@ -52,7 +55,8 @@ class ProcessMetrics:
 
     def totals(self):
         with self.lock:
-            return {"pid": self.pid, "queries": self.queries, "tasks": self.tasks}
+            return {"pid": self.pid, "queries": self.queries, "tasks": self.tasks,
+                    "cloud_calls": CLOUD_CALLS.snapshot()[0] - self.cloud_base}
 
     def flush(self, **kwargs):
         """Write the totals if they changed since the last write (atomically: rename)."""
@@ -113,8 +117,8 @@ def metrics_uninstall():
 
 
 def metrics_read(directory):
-    """The sums of ``queries`` and ``tasks`` over every process file in ``directory``."""
-    sums = {"queries": 0, "tasks": 0}
+    """The sums of ``queries``, ``tasks`` and ``cloud_calls`` over every process file in ``directory``."""
+    sums = {"queries": 0, "tasks": 0, "cloud_calls": 0}
     for path in Path(directory).glob("*.json"):
         try:
             totals = json.loads(path.read_text())

@@ -7,5 +7,10 @@ from django.utils.module_loading import import_string
 
 @lru_cache(maxsize=1)
 def get_cloud_driver():
+    """The configured driver, every call counted (``stacks.cloud.metered``)."""
+    from stacks.cloud.metered import MeteredCloud
+    from stacks.cloud.simulated import SimulatedCloud
+
     path = settings.HEATWEB.get("CLOUD_DRIVER", "stacks.cloud.simulated.SimulatedCloud")
-    return import_string(path)()
+    driver = import_string(path)()
+    return MeteredCloud(driver, simulated=isinstance(driver, SimulatedCloud))

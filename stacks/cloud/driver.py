@@ -16,8 +16,13 @@ class CloudDriver(ABC):
 
     @abstractmethod
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
-                      networks=None):
-        """Start building a server; returns its id (status BUILD, then ACTIVE)."""
+                      networks=None, creation_key=None):
+        """Start building a server; returns its id (status BUILD, then ACTIVE).
+
+        With ``creation_key`` the server is tagged with it, and a server that
+        already carries the key is returned instead of building a second
+        (a create run again after a crash).
+        """
 
     @abstractmethod
     def server_get(self, server_id):
@@ -26,6 +31,15 @@ class CloudDriver(ABC):
     @abstractmethod
     def server_status(self, server_id):
         """BUILD, ACTIVE, SUSPENDED, ERROR, or DELETED when gone."""
+
+    def server_statuses(self, server_ids):
+        """``{id: status}`` for many servers in one list call (DELETED for those gone).
+
+        The engine's poll round asks this once for every server its waiting
+        resources watch. This fallback asks one by one; a real driver lists
+        (Nova: ``GET /servers/detail?changes-since=``) and filters by id.
+        """
+        return {server_id: self.server_status(server_id) for server_id in server_ids}
 
     @abstractmethod
     def server_update(self, server_id, **fields):
@@ -62,6 +76,18 @@ class CloudDriver(ABC):
     @abstractmethod
     def image_get(self, image_id):
         """A dict describing the image, or None."""
+
+    def image_statuses(self, image_ids):
+        """``{id: status}`` for many images in one list call (``deleted`` for those gone).
+
+        This fallback asks one by one; a real driver lists by ids (Glance:
+        ``GET /v2/images?id=in:...``).
+        """
+        statuses = {}
+        for image_id in image_ids:
+            image = self.image_get(image_id)
+            statuses[image_id] = image["status"] if image else "deleted"
+        return statuses
 
     @abstractmethod
     def image_update(self, image_id, **fields):

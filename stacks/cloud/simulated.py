@@ -1,10 +1,14 @@
 """The simulated cloud: servers and images as rows in this service's database.
 
 Behaves like Nova and Glance where the engine can tell: servers build for
-``HEATWEB["SIM_BOOT_SECONDS"]`` before they are ACTIVE, a locked server
+``HEATWEB["SIM_BOOT_SECONDS"]`` before they are ACTIVE (and take
+``SIM_DELETE_SECONDS``, ``SIM_SUSPEND_SECONDS``, ``SIM_RESUME_SECONDS`` to be
+gone, suspended, resumed; all 0 by default; a create call answers
+``SIM_CREATE_SECONDS`` after the server exists), a locked server
 refuses delete/suspend/resume/reboot/rebuild, a protected image refuses
 deletion. ``inject_fault`` makes a named operation fail.
 """
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -14,6 +18,17 @@ from django.utils import timezone
 
 from stacks.cloud.driver import CloudDriver, CloudError
 from stacks.cloud.models import SimFault, SimImage, SimServer
+
+
+# A server in a transitional status reaches the target status at ``ready_at``.
+_SETTLES_TO = {"BUILD": "ACTIVE", "SUSPENDING": "SUSPENDED", "RESUMING": "ACTIVE",
+               "DELETING": "DELETED"}
+
+
+def _settle(rows, target):
+    if target == "DELETED":
+        return rows.update(status="DELETED", deleted_at=timezone.now())
+    return rows.update(status=target)
 
 
 class SimulatedCloud(CloudDriver):
@@ -57,15 +72,26 @@ class SimulatedCloud(CloudDriver):
                              f"(HTTP 409)")
 
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
-                      networks=None):
+                      networks=None, creation_key=None):
+        if creation_key:
+            made = SimServer.objects.filter(creation_key=creation_key, project_id=project_id,
+                                            deleted_at__isnull=True).values_list("pk", flat=True)
+            if made:
+                return made[0]
         self._fault("server_create", project_id)
         boot = settings.HEATWEB.get("SIM_BOOT_SECONDS", 0)
         count = SimServer.objects.count() + 1
         server = SimServer.objects.create(
             project_id=project_id, name=name, image=image, flavor=flavor,
             metadata=metadata or {}, user_data=user_data or "", networks=networks or [],
+            creation_key=creation_key or "",
             address=f"10.0.{count // 250 % 250}.{count % 250 + 2}",
             ready_at=timezone.now() + timedelta(seconds=boot))
+        latency = settings.HEATWEB.get("SIM_CREATE_SECONDS", 0)
+        if latency:
+            # A real cloud has made the server before its answer arrives: a caller
+            # that dies in between leaves a server it does not know the id of.
+            time.sleep(latency)
         return server.id
 
     def server_get(self, server_id):
@@ -80,14 +106,43 @@ class SimulatedCloud(CloudDriver):
 
     @staticmethod
     def _status(server):
-        if server.status == "BUILD" and timezone.now() >= server.ready_at:
-            SimServer.objects.filter(pk=server.pk, status="BUILD").update(status="ACTIVE")
-            server.status = "ACTIVE"
+        """The status now: a transition whose time has come (``ready_at``) is applied."""
+        target = _SETTLES_TO.get(server.status)
+        if target and timezone.now() >= server.ready_at:
+            _settle(SimServer.objects.filter(pk=server.pk, status=server.status), target)
+            server.status = target
         return server.status
 
     def server_status(self, server_id):
         server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
         return "DELETED" if server is None else self._status(server)
+
+    def server_statuses(self, server_ids):
+        """One list query for many servers; transitions that are due are applied in bulk."""
+        ids = list(server_ids)
+        rows = list(SimServer.objects.filter(pk__in=ids, deleted_at__isnull=True)
+                    .values_list("id", "status", "ready_at"))
+        now = timezone.now()
+        due = {}
+        for server_id, status, ready_at in rows:
+            if status in _SETTLES_TO and now >= ready_at:
+                due.setdefault(status, []).append(server_id)
+        for status, due_ids in due.items():
+            _settle(SimServer.objects.filter(pk__in=due_ids, status=status), _SETTLES_TO[status])
+        found = {server_id: _SETTLES_TO.get(status) if server_id in due.get(status, ()) else status
+                 for server_id, status, _ in rows}
+        return {server_id: found.get(server_id, "DELETED") for server_id in ids}
+
+    @staticmethod
+    def _transition(server, pending, seconds_setting):
+        """Start a transition that completes after the configured seconds (at once when 0)."""
+        seconds = settings.HEATWEB.get(seconds_setting, 0)
+        ready_at = timezone.now() + timedelta(seconds=seconds)
+        rows = SimServer.objects.filter(pk=server.pk)
+        if seconds:
+            rows.update(status=pending, ready_at=ready_at)
+        else:
+            _settle(rows, _SETTLES_TO[pending])
 
     def server_update(self, server_id, **fields):
         server = self._server(server_id, "server_update")
@@ -102,22 +157,24 @@ class SimulatedCloud(CloudDriver):
             return  # already gone: deleting is idempotent
         self._fault("server_delete", server.project_id)
         self._refuse_if_locked(server, "delete")
-        SimServer.objects.filter(pk=server.pk).update(deleted_at=timezone.now(),
-                                                      status="DELETED")
+        if server.status != "DELETING":
+            self._transition(server, "DELETING", "SIM_DELETE_SECONDS")
 
     def server_suspend(self, server_id):
         server = self._server(server_id, "server_suspend")
         self._refuse_if_locked(server, "suspend")
         if self._status(server) not in ("ACTIVE", "SUSPENDED"):
             raise CloudError(f"Cannot suspend instance {server_id} while it is {server.status}")
-        SimServer.objects.filter(pk=server.pk).update(status="SUSPENDED")
+        if server.status == "ACTIVE":
+            self._transition(server, "SUSPENDING", "SIM_SUSPEND_SECONDS")
 
     def server_resume(self, server_id):
         server = self._server(server_id, "server_resume")
         self._refuse_if_locked(server, "resume")
-        if server.status not in ("ACTIVE", "SUSPENDED"):
+        if self._status(server) not in ("ACTIVE", "SUSPENDED"):
             raise CloudError(f"Cannot resume instance {server_id} while it is {server.status}")
-        SimServer.objects.filter(pk=server.pk).update(status="ACTIVE")
+        if server.status == "SUSPENDED":
+            self._transition(server, "RESUMING", "SIM_RESUME_SECONDS")
 
     def server_reboot(self, server_id):
         server = self._server(server_id, "server_reboot")
@@ -160,6 +217,13 @@ class SimulatedCloud(CloudDriver):
             return None
         return {"id": image.id, "status": image.status,
                 **{k: getattr(image, k) for k in self._IMAGE_FIELDS}}
+
+    def image_statuses(self, image_ids):
+        """One list query for many images (``deleted`` for those gone)."""
+        ids = list(image_ids)
+        found = dict(SimImage.objects.filter(pk__in=ids, deleted_at__isnull=True)
+                     .values_list("id", "status"))
+        return {image_id: found.get(image_id, "deleted") for image_id in ids}
 
     def image_update(self, image_id, **fields):
         image = self._image(image_id, "image_update")

@@ -4,7 +4,7 @@ The plugins talk to the cloud driver only (``stacks.cloud``); with the
 default settings that is the simulated cloud.
 """
 from stacks.cloud.driver import CloudError
-from stacks.resources.base import ResourceFailure, ResourcePlugin
+from stacks.resources.base import ResourceFailure, ResourcePlugin, await_status, observed_status
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property, Range
 
@@ -23,7 +23,9 @@ class Server(ResourcePlugin):
     Changing ``image`` or ``user_data`` replaces the server; ``name``,
     ``flavor`` and ``metadata`` are updated in place. At lock level ``all``
     the server is locked in the cloud, which then refuses to delete,
-    suspend, resume, reboot or rebuild it.
+    suspend, resume, reboot or rebuild it. The create is idempotent: the
+    server is tagged with the engine's creation key, so a create run again
+    after a crash finds it instead of building a second.
     """
 
     type_name = "OS::Nova::Server"
@@ -71,16 +73,22 @@ class Server(ResourcePlugin):
             self.cloud.server_create, project_id=self.context.project_id,
             name=self._server_name(props), image=props["image"], flavor=props["flavor"],
             metadata=props.get("metadata"), user_data=props.get("user_data"),
-            networks=props.get("networks"))
+            networks=props.get("networks"), creation_key=self.creation_key)
+        return self._await("ACTIVE")
 
-    def _expect(self, *wanted):
-        status = self.cloud.server_status(self.physical_id)
+    def _await(self, *wanted):
+        return await_status("server", self.physical_id, wanted=wanted,
+                            failed=("ERROR", "DELETED"))
+
+    def _expect(self, cookie, *wanted):
+        # The poll round passes the status it read for many servers at once.
+        status = observed_status(cookie) or self.cloud.server_status(self.physical_id)
         if status == "ERROR" or status == "DELETED":
             raise ResourceFailure(f"Server {self.physical_id} went to status {status}")
         return status in wanted
 
     def check_create_complete(self, cookie):
-        return self._expect("ACTIVE")
+        return self._expect(cookie, "ACTIVE")
 
     def handle_update(self, new_properties, changed):
         fields = {}
@@ -97,28 +105,38 @@ class Server(ResourcePlugin):
     def handle_delete(self):
         if self.physical_id:
             _cloud_call(self.cloud.server_delete, self.physical_id)
+            return await_status("server", self.physical_id, wanted=("DELETED",),
+                                failed=("ERROR",))
+        return None
 
     def check_delete_complete(self, cookie):
-        return not self.physical_id or self.cloud.server_status(self.physical_id) == "DELETED"
+        if not self.physical_id:
+            return True
+        status = observed_status(cookie) or self.cloud.server_status(self.physical_id)
+        if status == "ERROR":
+            raise ResourceFailure(f"Server {self.physical_id} went to status {status}")
+        return status == "DELETED"
 
     def handle_suspend(self):
         _cloud_call(self.cloud.server_suspend, self.physical_id)
+        return self._await("SUSPENDED")
 
     def check_suspend_complete(self, cookie):
-        return self._expect("SUSPENDED")
+        return self._expect(cookie, "SUSPENDED")
 
     def handle_resume(self):
         _cloud_call(self.cloud.server_resume, self.physical_id)
+        return self._await("ACTIVE")
 
     def check_resume_complete(self, cookie):
-        return self._expect("ACTIVE")
+        return self._expect(cookie, "ACTIVE")
 
     def handle_check(self):
         if self.cloud.server_get(self.physical_id) is None:
             raise ResourceFailure(f"Server {self.physical_id} does not exist")
 
     def check_check_complete(self, cookie):
-        return self._expect("ACTIVE", "SUSPENDED")
+        return self._expect(cookie, "ACTIVE", "SUSPENDED")
 
     def handle_lock(self):
         _cloud_call(self.cloud.server_lock, self.physical_id)
@@ -127,15 +145,19 @@ class Server(ResourcePlugin):
         if self.physical_id:
             _cloud_call(self.cloud.server_unlock, self.physical_id)
 
-    def get_attribute(self, name, *path):
+    def attributes(self):
+        """Every attribute from one ``server_get`` (not one call per attribute)."""
         server = self.cloud.server_get(self.physical_id) if self.physical_id and self.context \
             else None
         if server is None:
-            return None
+            return {name: None for name in self.attributes_schema}
         first = server["addresses"]["private"][0]["addr"]
         return {"name": server["name"], "first_address": first, "accessIPv4": first,
                 "addresses": server["addresses"], "networks": {"private": [first]},
-                "instance_name": f"instance-{server['id'][:8]}", "show": server}.get(name)
+                "instance_name": f"instance-{server['id'][:8]}", "show": server}
+
+    def get_attribute(self, name, *path):
+        return self.attributes().get(name)
 
 
 @register

@@ -1,0 +1,155 @@
+"""Fill heatweb's one-machine OpenStack cloud with what heatweb and its tests use.
+
+Runs in the cloud's own virtualenv (openstacksdk from constraints.txt), called
+by ``scripts/cloud-up``:
+
+* ``catalog``: the ``service`` project, one service user per OpenStack
+  service (and ``heatweb``, the orchestration service user), and the
+  catalog endpoints of Glance, Placement, Nova and Neutron.
+* ``compute``: waits until nova-compute, -conductor and -scheduler report up.
+* ``seed``: flavors, a tiny public image, the ``demo`` and ``alt`` projects
+  with their users (member, reader), and the ``clouds.yaml`` entries for them.
+* ``health``: one authenticated call per service; exit 1 when one fails.
+
+Every step looks before it creates, so running it twice changes nothing.
+"""
+import argparse
+import sys
+import time
+
+import openstack
+
+KEYSTONE = "http://127.0.0.1:5000/v3"
+SERVICES = {
+    "glance": ("image", "http://127.0.0.1:9292"),
+    "placement": ("placement", "http://127.0.0.1:8778"),
+    "nova": ("compute", "http://127.0.0.1:8774/v2.1"),
+    "neutron": ("network", "http://127.0.0.1:9696"),
+}
+# m1.huge asks for more memory than the fake virt driver reports, so the
+# scheduler finds no host and Nova puts the server in ERROR with its fault
+# message: how the tests make a real build fail.
+FLAVORS = (("m1.tiny", "1", 512, 1, 1), ("m1.small", "2", 2048, 1, 20),
+           ("m1.huge", "99", 64 * 1024 * 1024, 1, 1))
+IMAGE_NAME = "heatweb-tiny"
+# (user, project, role): the accounts tests and the Keystone mode sign in with.
+ACCOUNTS = (("demo-member", "demo", "member"), ("demo-reader", "demo", "reader"),
+            ("alt-member", "alt", "member"))
+
+
+def connect(password, *, username="admin", project="admin"):
+    return openstack.connect(auth_url=KEYSTONE, username=username, password=password,
+                             project_name=project, user_domain_name="Default",
+                             project_domain_name="Default", region_name="RegionOne",
+                             identity_api_version="3")
+
+
+def ensure_project(idn, name, description):
+    return (idn.find_project(name, domain_id="default")
+            or idn.create_project(name=name, domain_id="default", description=description))
+
+
+def ensure_user(idn, name, *, password, project, roles):
+    user = idn.find_user(name, domain_id="default") or idn.create_user(
+        name=name, password=password, domain_id="default", default_project_id=project.id)
+    for role_name in roles:
+        idn.assign_project_role_to_user(project, user, idn.find_role(role_name))
+    return user
+
+
+def catalog(conn, password):
+    idn = conn.identity
+    service_project = ensure_project(idn, "service", "OpenStack service users")
+    for name in list(SERVICES) + ["heatweb"]:
+        ensure_user(idn, name, password=password, project=service_project,
+                    roles=("admin", "service"))
+    for name, (service_type, url) in SERVICES.items():
+        service = (next((s for s in idn.services() if s.name == name), None)
+                   or idn.create_service(name=name, type=service_type))
+        have = {e.interface for e in idn.endpoints(service_id=service.id)}
+        for interface in {"public", "internal", "admin"} - have:
+            idn.create_endpoint(service_id=service.id, interface=interface, url=url,
+                                region_id="RegionOne")
+
+
+def wait_compute(conn, timeout):
+    deadline = time.monotonic() + timeout
+    wanted = {"nova-compute", "nova-conductor", "nova-scheduler"}
+    up = set()
+    while time.monotonic() < deadline:
+        up = {s.binary for s in conn.compute.services()
+              if s.state == "up" and s.status == "enabled"}
+        if wanted <= up:
+            return
+        time.sleep(1)
+    sys.exit(f"nova services not all up after {timeout}s: up are {sorted(up)}")
+
+
+def seed(conn, password):
+    for name, flavor_id, ram, vcpus, disk in FLAVORS:
+        if not conn.compute.find_flavor(name):
+            conn.compute.create_flavor(name=name, id=flavor_id, ram=ram, vcpus=vcpus, disk=disk)
+    if not conn.image.find_image(IMAGE_NAME):
+        # Any bytes do: the fake virt driver never reads the image.
+        conn.image.create_image(name=IMAGE_NAME, data=b"heatweb tiny image\n" * 64,
+                                disk_format="raw", container_format="bare",
+                                visibility="public")
+    idn = conn.identity
+    projects = {name: ensure_project(idn, name, f"heatweb test project {name}")
+                for name in ("demo", "alt")}
+    for user, project, role in ACCOUNTS:
+        ensure_user(idn, user, password=password, project=projects[project], roles=(role,))
+
+
+def clouds_yaml(password):
+    """The clouds.yaml text: one cloud per account."""
+    entries = [("heatweb-admin", "admin", "admin"), ("heatweb-service", "heatweb", "service")]
+    entries += [(f"heatweb-{user}", user, project) for user, project, _ in ACCOUNTS]
+    lines = ["clouds:"]
+    for cloud, user, project in entries:
+        lines += [f"  {cloud}:", "    auth:", f"      auth_url: {KEYSTONE}",
+                  f"      username: {user}", f"      password: {password}",
+                  f"      project_name: {project}", "      user_domain_name: Default",
+                  "      project_domain_name: Default", "    region_name: RegionOne",
+                  "    identity_api_version: 3"]
+    return "\n".join(lines) + "\n"
+
+
+def health(conn):
+    checks = {"keystone": lambda: conn.identity.find_project("admin"),
+              "glance": lambda: next(iter(conn.image.images(limit=1)), None),
+              "nova": lambda: list(conn.compute.flavors()),
+              "neutron": lambda: next(iter(conn.network.networks(limit=1)), None),
+              "placement": lambda: conn.placement.get("/resource_providers").raise_for_status()}
+    failed = []
+    for name, check in checks.items():
+        try:
+            check()
+        except Exception as exc:  # any failure means "not healthy"; say which and why
+            failed.append(f"{name}: {exc}")
+    if failed:
+        sys.exit("unhealthy: " + "; ".join(failed))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("step", choices=("catalog", "compute", "seed", "clouds-yaml", "health"))
+    parser.add_argument("--password", required=True)
+    parser.add_argument("--timeout", type=float, default=180)
+    args = parser.parse_args()
+    if args.step == "clouds-yaml":
+        sys.stdout.write(clouds_yaml(args.password))
+        return
+    conn = connect(args.password)
+    if args.step == "catalog":
+        catalog(conn, args.password)
+    elif args.step == "compute":
+        wait_compute(conn, args.timeout)
+    elif args.step == "seed":
+        seed(conn, args.password)
+    else:
+        health(conn)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""Test-only ML2 mechanism driver for heatweb's one-machine cloud.
+
+The cloud runs no L2 agent, so no stock mechanism driver binds a port and
+Nova fails to boot a server on a Neutron network (PortBindingFailed). This
+driver binds the first segment of every port as an ACTIVE "other" VIF, which
+is all the fake virt driver needs. Never use it in a real cloud.
+"""
+from neutron_lib import constants
+from neutron_lib.api.definitions import portbindings
+from neutron_lib.plugins.ml2 import api
+
+
+class BindEveryPort(api.MechanismDriver):
+    """Binds every port on any host."""
+
+    def initialize(self):
+        pass
+
+    def bind_port(self, context):
+        segments = context.segments_to_bind
+        if segments:
+            context.set_binding(segments[0][api.ID], portbindings.VIF_TYPE_OTHER,
+                                {portbindings.CAP_PORT_FILTER: False},
+                                status=constants.PORT_STATUS_ACTIVE)
