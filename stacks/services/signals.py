@@ -21,10 +21,10 @@ from stacks.services.events import resource_event
 def plugin_instance(stack, res):
     """The resource's plugin, made as the engine makes it (``plugin_for``)."""
     from convergence.check_resource import NodeContext, plugin_for
-    from stacks.cloud import get_cloud_driver
+    from stacks.cloud import cloud_for_stack
     from stacks.services.definitions import definition_cache
 
-    context = PluginContext(cloud=get_cloud_driver(), stack_id=str(stack.pk),
+    context = PluginContext(cloud=cloud_for_stack(stack), stack_id=str(stack.pk),
                             stack_name=stack.name, project_id=stack.project_id)
     return plugin_for(NodeContext(stack=stack, traversal_id=None, events=None,
                                   definition=definition_cache.get(stack.raw_template, stack),
