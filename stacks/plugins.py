@@ -7,7 +7,7 @@ the plugin of one resource row in it; ``InputLookup`` resolves
 """
 from dataclasses import dataclass, field
 
-from stacks.cloud import get_cloud_driver
+from stacks.cloud import cloud_for_stack
 from stacks.definitions import definition_cache, plugin_class_for_type
 from stacks.resources.base import PluginContext
 
@@ -31,7 +31,7 @@ class NodeContext:
 
 
 def plugin_context(stack):
-    return PluginContext(cloud=get_cloud_driver(), stack_id=str(stack.pk),
+    return PluginContext(cloud=cloud_for_stack(stack), stack_id=str(stack.pk),
                          stack_name=stack.name, project_id=stack.project_id)
 
 
