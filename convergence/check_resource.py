@@ -106,7 +106,7 @@ def plugin_for(ctx, res, properties=None, cls=None):
     cls = cls or plugin_class(ctx, res)
     return cls(name=res.name, properties=res.properties_data if properties is None else properties,
                context=ctx.plugin_context, physical_id=res.physical_resource_id or None,
-               data=dict(res.plugin_data or {}))
+               data=dict(res.plugin_data or {}), resource_id=res.pk)
 
 
 # Running one action --------------------------------------------------------------

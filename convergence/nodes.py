@@ -29,7 +29,8 @@ def _context(stack, traversal_id):
     return NodeContext(
         stack=stack, traversal_id=traversal_id, definition=definition, events=EventRecorder(),
         plugin_context=PluginContext(cloud=_cloud(), stack_id=str(stack.pk),
-                                     stack_name=stack.name, project_id=stack.project_id))
+                                     stack_name=stack.name, project_id=stack.project_id,
+                                     lock_reason=stack.lock_reason))
 
 
 def _cloud():
@@ -265,7 +266,8 @@ def _context_any(stack, traversal_id):
     return NodeContext(
         stack=stack, traversal_id=traversal_id, definition=None, events=EventRecorder(),
         plugin_context=PluginContext(cloud=_cloud(), stack_id=str(stack.pk),
-                                     stack_name=stack.name, project_id=stack.project_id))
+                                     stack_name=stack.name, project_id=stack.project_id,
+                                     lock_reason=stack.lock_reason))
 
 
 def _take_over(res):

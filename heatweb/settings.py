@@ -184,6 +184,14 @@ HEATWEB = {
     # interval grows from WAIT_MIN to WAIT_MAX seconds as a wait gets longer.
     "WAIT_MIN_SECONDS": float(os.environ.get("HEATWEB_WAIT_MIN_SECONDS", 1)),
     "WAIT_MAX_SECONDS": float(os.environ.get("HEATWEB_WAIT_MAX_SECONDS", 10)),
+    # The cloud behind physical resources: "simulated" (default, in this
+    # service's database) or "openstack" (openstacksdk; the connection from
+    # clouds.yaml's OS_CLOUD or the OS_* variables, as for OpenStack's tools).
+    "CLOUD_DRIVER": {
+        "simulated": "stacks.cloud.simulated.SimulatedCloud",
+        "openstack": "stacks.cloud.openstack.OpenStackCloud",
+    }[os.environ.get("HEATWEB_CLOUD", "simulated")],
+    "OS_CLOUD": os.environ.get("OS_CLOUD", ""),
 }
 
 # Auth, i18n, static ---------------------------------------------------------------------
