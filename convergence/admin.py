@@ -9,15 +9,8 @@ from django.db.models import Count, OuterRef, Subquery
 from convergence.engines import engine_row_alive
 from convergence.models import Engine, SyncPoint, Traversal
 from convergence.recovery import recover_resource
+from heatweb.admin import ReadOnlyAdmin
 from stacks.models import Resource
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(SyncPoint)

@@ -8,9 +8,9 @@ Plugins do the work in two phases; a phase that is not complete yet is
 polled again by a delayed task, never by sleeping.
 """
 import logging
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.db.models import F
 from django_fsm import TransitionNotAllowed
 
@@ -18,16 +18,14 @@ from convergence.engines import engine_id
 from heatweb.exceptions import HeatError
 from stacks.models import Resource
 from stacks.models import states as st
-from stacks.resources.base import PluginContext
+from stacks.models.states import STATELESS_ACTIONS
+from stacks.resources.base import CREATION_KEY, PluginContext
 from stacks.services.events import resource_event
 from stacks.services.locking_flags import PHYSICAL_LOCK_FLAG
 
 log = logging.getLogger(__name__)
 
 CONVERGE_ACTIONS = ("CREATE", "UPDATE", "ROLLBACK")
-# Actions that run under the resource lock but leave the resource's state as
-# it was (a suspended server stays SUSPEND_COMPLETE while locked).
-STATELESS_ACTIONS = ("LOCK", "UNLOCK")
 WALK_SKIP_WHEN_DONE = ("SUSPEND", "RESUME", "LOCK", "UNLOCK")
 
 
@@ -51,6 +49,8 @@ class NodeContext:
     events: object
     plugin_context: PluginContext
     node: list | None = None  # the [entity_id, is_update] being run
+    node_input: dict | None = None  # the data its predecessors passed on
+    waits: list = field(default_factory=list)  # Waiter rows, stored by waiting.waits_flush
 
     @property
     def action(self):
@@ -111,28 +111,41 @@ def plugin_for(ctx, res, properties=None, cls=None):
 
 # Running one action --------------------------------------------------------------
 
-def _lock_and_begin(res, action):
-    """Take the resource lock and move to ACTION_IN_PROGRESS in one UPDATE."""
+def _lock_and_begin(ctx, res, action, plugin):
+    """Take the resource lock and move to ACTION_IN_PROGRESS in one UPDATE.
+
+    The lock records the node and its input (``action_cookie`` without a
+    ``cookie`` key), so if this engine dies a live one runs the node again;
+    a create also stores its creation key before the plugin calls the cloud.
+    """
     if action not in STATELESS_ACTIONS:
         getattr(res, f"begin_{action.lower()}")()
     me = engine_id()
+    running = {"action": action, "entity": ctx.node, "traversal": ctx.traversal_id,
+               "input": ctx.node_input or {}}
+    fields = {}
+    if action == "CREATE":  # kept until the create ends, so a rerun after a crash reuses it
+        plugin.data.setdefault(CREATION_KEY, uuid.uuid4().hex)
+        fields["plugin_data"] = plugin.data
     updated = Resource.objects.filter(
         pk=res.pk, engine_id__isnull=True, atomic_key=res.atomic_key,
     ).update(engine_id=me, atomic_key=res.atomic_key + 1, state=res.state,
-             status_reason="state changed")
+             status_reason="state changed", action_cookie=running, **fields)
     if updated:
-        res.engine_id, res.atomic_key = me, res.atomic_key + 1
+        res.engine_id, res.atomic_key, res.action_cookie = me, res.atomic_key + 1, running
     return bool(updated)
 
 
 def _locked_elsewhere(res):
-    """Another engine holds the resource: if it is dead, break its lock and run the node again.
+    """Another engine holds the resource: if it is dead, take its work up.
 
     Alive: do nothing and do not propagate; the holder retriggers this
-    node in the current traversal when it finishes.
+    node in the current traversal when it finishes. Dead while waiting for
+    the cloud: a live engine polls on (and retriggers). Dead while
+    starting the action: break its lock and run the node again.
     """
     from convergence.engines import engine_alive
-    from convergence.recovery import lock_break
+    from convergence.recovery import lock_break, resume_waiting
 
     fresh = Resource.objects.filter(pk=res.pk).first()
     if fresh is None:
@@ -141,8 +154,8 @@ def _locked_elsewhere(res):
         if fresh.status == st.IN_PROGRESS and fresh.action_cookie is None:
             return Outcome("locked")  # its holder is finishing; it retriggers this node
         return Outcome("retry")  # it was released meanwhile: read it again and retry
-    if engine_alive(fresh.engine_id):
-        return Outcome("locked")
+    if engine_alive(fresh.engine_id) or resume_waiting(fresh):
+        return Outcome("locked")  # the holder (or the engine polling on for a dead one) retriggers
     lock_break(fresh, fresh.engine_id)
     return Outcome("retry")
 
@@ -162,7 +175,7 @@ def action_start(ctx, res, action, plugin, *, props=None, pending=None, args=())
                                       STATELESS_ACTIONS):
         return _locked_elsewhere(res)  # another engine is working on it
     try:
-        if not _lock_and_begin(res, action):
+        if not _lock_and_begin(ctx, res, action, plugin):
             return _locked_elsewhere(res)
     except TransitionNotAllowed:
         return Outcome("failed", reason=(
@@ -190,16 +203,17 @@ def action_check(ctx, res, action, plugin, *, cookie, props, pending, entity=Non
 
 
 def _wait(ctx, res, action, plugin, *, cookie, props, pending, entity):
-    from convergence import tasks
+    """Leave the action waiting: no task per resource, a poll round checks it (waiting.py)."""
+    from convergence import waiting
 
-    res.action_cookie = {"action": action, "cookie": cookie, "props": props,
-                         "pending": pending, "entity": entity or ctx.node}
+    res.action_cookie = {"action": action, "cookie": waiting.unobserved(cookie), "props": props,
+                         "pending": pending, "entity": entity or ctx.node,
+                         "traversal": ctx.traversal_id,
+                         "since": waiting.wait_since(res, action)}
     Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(
         action_cookie=res.action_cookie, physical_resource_id=plugin.physical_id or "",
         plugin_data=plugin.data)
-    tasks.poll_node.apply_async(
-        (str(ctx.stack.pk), ctx.traversal_id, res.pk),
-        countdown=settings.HEATWEB["POLL_INTERVAL"])
+    waiting.wait_add(ctx, res, cookie)
 
 
 def action_finish(ctx, res, plugin, *, props, pending):
@@ -238,6 +252,8 @@ def _attributes(plugin):
 def action_fail(ctx, res, action, error):
     if action not in STATELESS_ACTIONS:
         res.mark_failed()
+    # A create that failed (not one whose engine died) is retried with a new object.
+    res.plugin_data = {k: v for k, v in (res.plugin_data or {}).items() if k != CREATION_KEY}
     detail = error.message if isinstance(error, HeatError) else str(error)
     res.status_reason = f"{type(error).__name__}: resources.{res.name}: {detail}"
     _save_and_unlock(res)

@@ -3,8 +3,10 @@
 An engine registers itself the first time it asks for its id and then
 beats from a daemon thread every ``ENGINE_HEARTBEAT_SECONDS``; one that has
 not beaten for ``ENGINE_DEAD_AFTER_SECONDS`` is dead. The same thread runs
-the sweep (``convergence.recovery``) now and then, so locks of dead engines
-are broken and stalled stacks are failed even when no request comes.
+the sweep (``convergence.recovery``) now and then, so the work of dead
+engines is taken up again and stalled stacks are failed even when no
+request comes, and relays the outbox (``convergence.outbox``) every
+``RELAY_SECONDS``, so a task a dead writer never published goes out.
 """
 import logging
 import os
@@ -43,23 +45,34 @@ def _register(ident, pid):
 
 
 def _beat(ident, pid):
-    from convergence.models import Engine
-    from convergence.recovery import sweep
-
+    """Beat, sweep now and then, and relay the outbox every ``RELAY_SECONDS``."""
     interval = settings.HEATWEB["ENGINE_HEARTBEAT_SECONDS"]
-    beats = 0
+    tick = min(interval, settings.HEATWEB["RELAY_SECONDS"])
+    every = max(1, round(interval / tick))
+    ticks = 0
     stop = threading.Event()
-    while not stop.wait(interval):
+    while not stop.wait(tick):
         if os.getpid() != pid:
             return  # a forked copy of the thread's process: its own engine beats
+        ticks += 1
         try:
             close_old_connections()
-            Engine.objects.filter(pk=ident).update(last_heartbeat=timezone.now())
-            beats += 1
-            if beats % settings.HEATWEB.get("SWEEP_EVERY_BEATS", 3) == 0:
-                sweep()
+            _tick(ident, beat=ticks % every == 0, beats=ticks // every)
         except Exception:  # noqa: BLE001 - the heartbeat must survive a busy database
             log.exception("engine heartbeat")
+
+
+def _tick(ident, *, beat, beats):
+    from convergence.models import Engine
+    from convergence.outbox import outbox_relay
+    from convergence.recovery import sweep
+
+    outbox_relay()
+    if not beat:
+        return
+    Engine.objects.filter(pk=ident).update(last_heartbeat=timezone.now())
+    if beats % settings.HEATWEB.get("SWEEP_EVERY_BEATS", 1) == 0:
+        sweep()
 
 
 def engine_alive(ident):
@@ -106,3 +119,11 @@ def dead_engines():
     limit = timezone.now() - timedelta(seconds=settings.HEATWEB["ENGINE_DEAD_AFTER_SECONDS"])
     return list(Engine.objects.filter(stopped_at__isnull=True, last_heartbeat__lt=limit)
                 .values_list("pk", flat=True))
+
+
+def live_engines():
+    """Ids of engines not stopped that beat within the dead-engine window (a queryset)."""
+    from convergence.models import Engine
+
+    limit = timezone.now() - timedelta(seconds=settings.HEATWEB["ENGINE_DEAD_AFTER_SECONDS"])
+    return Engine.objects.filter(stopped_at__isnull=True, last_heartbeat__gte=limit).values("pk")

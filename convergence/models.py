@@ -61,3 +61,63 @@ class Engine(models.Model):
 
     def __str__(self):
         return self.id
+
+
+class OutboxMessage(models.Model):
+    """A task to publish, written in the same transaction as the work it starts.
+
+    The writer publishes it right after the commit (holding a short claim);
+    if the writer dies first, an engine's relay publishes it once the claim
+    has lapsed. ``due_at`` in the future delays it (stack timeouts) without
+    parking a long countdown in the broker.
+    """
+
+    task = models.CharField(max_length=64)
+    args = models.JSONField(default=list)
+    stack = models.ForeignKey("stacks.Stack", on_delete=models.CASCADE, related_name="+")
+    traversal_id = models.CharField(max_length=36, db_index=True)
+    due_at = models.DateTimeField(db_index=True)
+    claimed_by = models.CharField(max_length=32, blank=True, default="", db_index=True)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["due_at", "id"]
+
+    def __str__(self):
+        return f"{self.task} {self.args!r:.60}"
+
+
+class Waiter(models.Model):
+    """A resource whose action waits (on the cloud, a signal, a child stack).
+
+    ``kind``/``object_id``/``ready_on`` name a cloud object whose status the
+    poll round reads with one list call per kind for all waiters of a
+    project; with no kind, the plugin's own check runs at ``next_check``
+    (or at once when poked). Times are seconds since the epoch.
+    """
+
+    resource_id = models.BigIntegerField(primary_key=True)
+    project_id = models.CharField(max_length=64, db_index=True)
+    stack_id = models.UUIDField()
+    traversal_id = models.CharField(max_length=36)
+    kind = models.CharField(max_length=16, blank=True, default="")
+    object_id = models.CharField(max_length=255, blank=True, default="")
+    ready_on = models.JSONField(default=list, blank=True)
+    since = models.FloatField()
+    next_check = models.FloatField()
+    deadline = models.FloatField(null=True, blank=True)
+
+    def __str__(self):
+        return f"resource {self.resource_id} waits on {self.kind or 'its plugin'} {self.object_id}"
+
+
+class PollRound(models.Model):
+    """The one poll round of a project: only the task carrying ``token`` may run it."""
+
+    project_id = models.CharField(primary_key=True, max_length=64)
+    token = models.CharField(max_length=32)
+    due_at = models.FloatField()
+
+    def __str__(self):
+        return f"poll round of {self.project_id} due {self.due_at}"

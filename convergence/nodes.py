@@ -33,6 +33,14 @@ def _context(stack, traversal_id):
                                      lock_reason=stack.lock_reason))
 
 
+def _flush(ctx):
+    """Write the task's buffered events and waiters."""
+    from convergence.waiting import waits_flush
+
+    ctx.events.flush()
+    waits_flush(ctx)
+
+
 def _cloud():
     from stacks.cloud import get_cloud_driver
 
@@ -77,11 +85,11 @@ def nodes_run(stack_id, traversal_id, nodes):
         if again:
             nodes_enqueue(str(stack_id), traversal_id, again)
         if failure:
-            ctx.events.flush()
+            _flush(ctx)
             traversal_fail(stack.pk, traversal_id, failure)
             return
         if finished and not _still_current(stack_id, traversal_id):
-            ctx.events.flush()
+            _flush(ctx)
             for key, _, _ in finished:
                 retrigger(stack.pk, int(key.split(":")[0]))
             return
@@ -89,12 +97,12 @@ def nodes_run(stack_id, traversal_id, nodes):
                                      keep_one=step + 1 < INLINE_NODES) if finished \
             else (None, False)
         if stack_done:
-            ctx.events.flush()
+            _flush(ctx)
             traversal_complete(stack.pk, traversal_id)
         if kept is None:
             break
         nodes = [kept]
-    ctx.events.flush()
+    _flush(ctx)
 
 
 def _run_batch(ctx, nodes):
@@ -105,7 +113,7 @@ def _run_batch(ctx, nodes):
         sync_point = own.get((str(entity), bool(is_update)))
         if sync_point is None:
             continue  # a newer traversal replaced this one
-        ctx.node = [entity, bool(is_update)]
+        ctx.node, ctx.node_input = [entity, bool(is_update)], data
         outcome = node_run(ctx, rows.get(entity), bool(is_update), data, sync_point)
         if outcome.kind == "done":
             finished.append((node_key(entity, is_update), outcome.data, sync_point.successors))
@@ -163,7 +171,8 @@ def converge_update(ctx, res, data):
             (changed and cls.needs_replacement_for(old, props, changed)):
         return replace(ctx, res, defn, cls, props, pending)
     if not changed and res.status != st.FAILED:
-        if res.requires != pending["requires"] or res.template_id != pending["template_id"]:
+        if res.requires != pending["requires"]:
+            # template_id is left as it was: unchanged, the resource is what that template said
             Resource.objects.filter(pk=res.pk).update(**pending)
         return Outcome("done", data=node_data(res, plugin_for(ctx, res, cls=cls)))
     return action_start(ctx, res, "UPDATE", plugin_for(ctx, res, cls=cls), props=props,
@@ -233,8 +242,8 @@ def lock_action(ctx, res, action):
 def node_poll(stack_id, traversal_id, resource_id):
     """Ask a waiting resource's plugin whether its action has completed."""
     res = Resource.objects.filter(pk=resource_id).first()
-    if res is None or res.action_cookie is None:
-        return  # already finished: a duplicate delivery
+    if res is None or "cookie" not in (res.action_cookie or {}):
+        return  # already finished (a duplicate delivery), or not waiting
     stack = Stack.objects.select_related("raw_template").get(pk=res.stack_id)
     ctx = _context_any(stack, traversal_id)
     if not _take_over(res):
@@ -246,7 +255,7 @@ def node_poll(stack_id, traversal_id, resource_id):
         # update instead lets the action finish and then retriggers it.
         entity = (res.action_cookie or {}).get("entity")
         action_abort(ctx, res)
-        ctx.events.flush()
+        _flush(ctx)
         if moved:
             retrigger(stack.pk, entity[0] if entity else res.pk)
         return
@@ -256,7 +265,7 @@ def node_poll(stack_id, traversal_id, resource_id):
     outcome = action_check(ctx, res, pending["action"], plugin, cookie=pending["cookie"],
                            props=pending["props"], pending=pending["pending"],
                            entity=pending.get("entity"))
-    ctx.events.flush()
+    _flush(ctx)
     _after_single(ctx, res, outcome, entity=pending.get("entity"))
 
 

@@ -1,10 +1,17 @@
-"""Recovering from dead engines: breaking their resource locks, failing stalled stacks.
+"""Recovering from dead engines: taking up their work, failing stalled stacks.
 
-A resource locked by a dead engine is marked ``<ACTION>_FAILED`` "Worker
-went down during resource <ACTION>" and its node is processed again in the
-current traversal (lock and unlock walks fail the stack instead, so that
-unlock can bring it back). A stack in progress that holds no live engine's
-lock and has written no event for ``STALL_SECONDS`` is failed with a reason.
+A dead engine's work is run again by a live one. A resource that was
+waiting for its action to complete (its ``action_cookie`` has a cookie)
+is polled on by a live engine, which takes the lock over. A resource
+whose action was starting is marked ``<ACTION>_FAILED`` "Worker went down
+during resource <ACTION>" and its node runs again at once in the current
+traversal, with the input its lock recorded (the plugin's create is
+idempotent, so the cloud object a crashed create made is found again);
+lock and unlock walks fail the stack instead, so that unlock can bring it
+back. Messages the dead worker took from the broker go back to the queue
+after the visibility timeout (``heatweb.broker.broker_restore_unacked``).
+A stack in progress that holds no live engine's lock and has written no
+event for ``STALL_SECONDS`` is failed with a reason.
 """
 import logging
 from datetime import timedelta
@@ -13,7 +20,8 @@ from django.conf import settings
 from django.db.models import F, Max
 from django.utils import timezone
 
-from convergence.engines import dead_engines, engine_alive
+from convergence.engines import dead_engines, engine_alive, live_engines
+from convergence.waiting import rounds_revive
 from stacks.models import Event, Resource, Stack
 from stacks.models import states as st
 from stacks.services.events import resource_event
@@ -39,32 +47,60 @@ def lock_break(res, holder):
     return bool(broken), action, reason
 
 
-def recover_resource(res, holder):
-    """Break a dead holder's lock, then rerun the node (or fail a lock walk)."""
-    from convergence.services import retrigger, traversal_fail
+def resume_waiting(res):
+    """A dead engine's resource was waiting for the cloud: have a live engine poll on.
 
+    The poll takes the lock over by compare-and-swap, so several sweeps
+    asking at once resume it once. False when it was not waiting.
+    """
+    from convergence import tasks
+
+    running = res.action_cookie or {}
+    if "cookie" not in running or not running.get("traversal"):
+        return False
+    tasks.poll_node.delay(str(res.stack_id), running["traversal"], res.pk)
+    log.warning("resource %s of dead engine %s: a live engine polls on", res.pk, res.engine_id)
+    return True
+
+
+def recover_resource(res, holder):
+    """Take up a dead holder's work on ``res``: poll on, or run its node again (or fail a lock walk)."""
+    from convergence.services import nodes_enqueue, retrigger, traversal_fail
+
+    if resume_waiting(res):
+        return
+    running = res.action_cookie or {}
     broken, action, reason = lock_break(res, holder)
     if not broken:
         return
     stack = Stack.objects.filter(pk=res.stack_id).first()
     if stack is None or stack.status != st.IN_PROGRESS:
         return
+    entity = running.get("entity")
     if action in STATELESS or stack.action in STATELESS:
         traversal_fail(stack.pk, stack.current_traversal,
                        f"Resource {action} failed: {reason}")
+    elif entity and running.get("traversal") == stack.current_traversal:
+        nodes_enqueue(str(stack.pk), stack.current_traversal,
+                      [[entity[0], entity[1], running.get("input") or {}]])
     else:
-        retrigger(stack.pk, res.pk)
+        retrigger(stack.pk, entity[0] if entity else res.pk)
 
 
 def sweep():
-    """Break every lock held by a dead engine; fail stacks nobody is working on."""
+    """Take up the work of dead engines; fail stacks nobody is working on."""
     from convergence.models import Engine
+    from heatweb.broker import broker_restore_unacked
+    from heatweb.celery import app
 
     dead = dead_engines()
-    for res in Resource.objects.filter(engine_id__in=dead):
-        recover_resource(res, res.engine_id)
     if dead:
         Engine.objects.filter(pk__in=dead).update(stopped_at=timezone.now())
+    for res in Resource.objects.filter(engine_id__isnull=False).exclude(
+            engine_id__in=live_engines()):
+        recover_resource(res, res.engine_id)
+    broker_restore_unacked(app)
+    rounds_revive()
     _fail_stalled()
 
 

@@ -2,7 +2,8 @@
 
 A traversal is started inside the request's transaction (the stack row is
 moved by compare-and-swap on its state and current traversal); its leaves
-are enqueued only after that transaction commits.
+are written to the outbox in that transaction (``convergence.outbox``) and
+published after it commits.
 """
 import logging
 import uuid
@@ -13,8 +14,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from convergence.models import SyncPoint, Traversal
+from convergence.outbox import outbox_add, outbox_discard
 from convergence.sync_points import sync_point_merge, sync_points_create
+from convergence.waiting import poke_parent_of, stack_stopped
 from heatweb.exceptions import ConcurrentTransaction
+from heatweb.keystone import stack_trust_delete
 from stacks.models import Resource, Stack
 from stacks.models import states as st
 from stacks.services.events import stack_event
@@ -39,7 +43,12 @@ def stack_save_cas(stack, *, expected_state, expected_traversal, **fields):
 
 
 def traversal_begin(stack, *, traversal_id, graph, reason):
-    """Store the traversal's sync points and event; enqueue its leaves on commit."""
+    """Store the traversal's sync points, event and first tasks (in the outbox, same transaction).
+
+    The tasks are published right after the commit, or by an engine's relay
+    when the writer died first; the timeout is a delayed outbox message, so
+    no long countdown sits in the broker.
+    """
     Traversal.objects.create(id=traversal_id, stack=stack, action=stack.action,
                              node_count=len(graph.nodes))
     SyncPoint.objects.filter(stack=stack).exclude(traversal_id=traversal_id).delete()
@@ -47,19 +56,17 @@ def traversal_begin(stack, *, traversal_id, graph, reason):
     stack_event(stack, reason).save()
     leaves = [[n[0], n[1], {}] for n in graph.leaves()]
     stack_id = str(stack.pk)
-
-    def enqueue():
-        from convergence import tasks
-
-        if leaves:
-            nodes_enqueue(stack_id, traversal_id, leaves)
-        else:
-            tasks.traversal_finish.delay(stack_id, traversal_id)
-        if stack.timeout_mins:
-            tasks.stack_timeout.apply_async((stack_id, traversal_id),
-                                            countdown=stack.timeout_mins * 60)
-
-    transaction.on_commit(enqueue)
+    if leaves:
+        size = settings.HEATWEB["BATCH_SIZE"]
+        messages = [("convergence.converge_nodes", [stack_id, traversal_id, leaves[i:i + size]])
+                    for i in range(0, len(leaves), size)]
+    else:
+        messages = [("convergence.traversal_finish", [stack_id, traversal_id])]
+    outbox_add(messages, stack_id=stack_id, traversal_id=traversal_id)
+    if stack.timeout_mins:
+        outbox_add([("convergence.stack_timeout", [stack_id, traversal_id])],
+                   stack_id=stack_id, traversal_id=traversal_id,
+                   delay_seconds=stack.timeout_mins * 60)
 
 
 def nodes_enqueue(stack_id, traversal_id, nodes):
@@ -121,6 +128,8 @@ def traversal_complete(stack_id, traversal_id):
                   "status_reason": f"Stack {action} completed successfully"}
         if action == "DELETE":
             fields["deleted_at"] = now
+            # The engine needs the owner's Keystone trust no more (Keystone mode).
+            transaction.on_commit(lambda: stack_trust_delete(stack_id))
         if action == "UNLOCK":
             fields.update(lock_level="", lock_reason="", locked_by=None,
                           locked_by_admin=False, locked_at=None)
@@ -128,6 +137,7 @@ def traversal_complete(stack_id, traversal_id):
         stack.status_reason = fields["status_reason"]
         stack_event(stack, stack.status_reason).save()
         _purge(stack, traversal_id, outcome="COMPLETE")
+    poke_parent_of(stack)
     log.info("stack %s %s complete", stack.name, action)
 
 
@@ -149,11 +159,14 @@ def traversal_fail(stack_id, traversal_id, reason, *, allow_rollback=True):
             from stacks.services.lifecycle import stack_rollback
 
             stack_rollback(stack)
+    stack_stopped(stack)
+    poke_parent_of(stack)
     log.info("stack %s %s failed: %s", stack.name, action, reason)
 
 
 def _purge(stack, traversal_id, *, outcome, purge_sync_points=True):
     Traversal.objects.filter(pk=traversal_id).update(finished_at=timezone.now(), outcome=outcome)
+    outbox_discard(traversal_id)
     if purge_sync_points:
         SyncPoint.objects.filter(traversal_id=traversal_id).delete()
     Resource.objects.filter(stack=stack, state="DELETE_COMPLETE").delete()

@@ -1,7 +1,7 @@
 """Celery tasks: thin, idempotent, taking only ids and primitives."""
 from celery import shared_task
 
-from convergence import nodes, services
+from convergence import nodes, services, wait_complete, waiting
 
 
 @shared_task(name="convergence.converge_nodes")
@@ -11,7 +11,18 @@ def converge_nodes(stack_id, traversal_id, node_list):
 
 @shared_task(name="convergence.poll_node")
 def poll_node(stack_id, traversal_id, resource_id):
+    """Kept for tasks queued before waits were batched; new waits use poll_round."""
     nodes.node_poll(stack_id, traversal_id, resource_id)
+
+
+@shared_task(name="convergence.poll_round")
+def poll_round(project_id, token):
+    waiting.round_run(project_id, token)
+
+
+@shared_task(name="convergence.waits_complete")
+def waits_complete(stack_id, traversal_id, items):
+    wait_complete.waits_complete(stack_id, traversal_id, items)
 
 
 @shared_task(name="convergence.traversal_finish")

@@ -1,6 +1,8 @@
 """Base view for tenant-scoped API paths ``/v1/{tenant_id}/...``."""
+import math
 import re
 
+from django.conf import settings
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.views import APIView
 
@@ -54,17 +56,26 @@ def param_int(value, name, *, default=None):
 
 
 def param_minutes(value, name="timeout_mins"):
-    """A positive number of minutes (Heat takes integers; fractions help short tests)."""
+    """A positive, finite number of minutes up to ``MAX_TIMEOUT_MINS``.
+
+    Heat takes integers; fractions of a minute are accepted too because they
+    let tests time out in seconds. ``inf``, ``nan`` and ``1e308`` are refused.
+    """
     if value in (None, ""):
         return None
+    limit = settings.HEATWEB["MAX_TIMEOUT_MINS"]
     try:
+        if isinstance(value, bool):
+            raise ValueError(value)
         minutes = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise BadRequest(f"Invalid value {value!r} for {name}: must be a number of minutes.") \
             from None
-    if minutes <= 0:
-        raise BadRequest(f"Invalid value {value!r} for {name}: must be positive.")
+    if not math.isfinite(minutes) or not 0 < minutes <= limit:
+        raise BadRequest(f"Invalid value {str(value)[:40]!r} for {name}: must be a positive "
+                         f"number of minutes, at most {limit}.")
     return minutes
 
 
-STACK_NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
+# \Z, not $: "$" also matches before a final newline, so "abc\n" would pass.
+STACK_NAME_RE = re.compile(r"\A[a-zA-Z][a-zA-Z0-9_.-]{0,254}\Z")

@@ -1,6 +1,8 @@
 """The ``heat`` command: heatweb's verbs, with python-heatclient as the HTTP library.
 
-Reads the usual environment: ``OS_AUTH_TOKEN`` (or ``OS_TOKEN``) and
+Reads the usual environment: Keystone credentials (``OS_AUTH_URL``,
+``OS_USERNAME``, ``OS_PASSWORD``, ``OS_PROJECT_NAME``; heatweb found in the
+catalog), or ``OS_AUTH_TOKEN`` (or ``OS_TOKEN``) and
 ``HEAT_URL`` (the v1 endpoint, ``http://host:8004/v1/<project_id>``), or
 ``OS_ORCHESTRATION_URL`` + ``OS_PROJECT_ID``. Adds what python-heatclient's
 own shell lacks: ``action-lock [--level] [--reason]`` and ``action-unlock``.
@@ -22,10 +24,34 @@ def _client(args):
     url = args.heat_url or os.environ.get("HEAT_URL")
     if not url and os.environ.get("OS_ORCHESTRATION_URL") and os.environ.get("OS_PROJECT_ID"):
         url = f"{os.environ['OS_ORCHESTRATION_URL'].rstrip('/')}/v1/{os.environ['OS_PROJECT_ID']}"
+    if not token and os.environ.get("OS_AUTH_URL") and os.environ.get("OS_PASSWORD"):
+        return _keystone_client(url)
     if not token or not url:
-        raise SystemExit("heat: set OS_AUTH_TOKEN and HEAT_URL (http://host:8004/v1/<project>) "
-                         "or pass --os-auth-token and --heat-url")
+        raise SystemExit("heat: set OS_AUTH_URL, OS_USERNAME, OS_PASSWORD and OS_PROJECT_NAME "
+                         "(Keystone), or OS_AUTH_TOKEN and HEAT_URL "
+                         "(http://host:8004/v1/<project>), or pass --os-auth-token and "
+                         "--heat-url")
     return heat_client.Client("1", endpoint=url, token=token)
+
+
+def _keystone_client(url=None):
+    """A client signed in to Keystone with OS_* variables; heatweb's endpoint
+    comes from the catalog (the orchestration service) unless HEAT_URL is set."""
+    from keystoneauth1 import session
+    from keystoneauth1.identity import v3
+
+    env = os.environ
+    auth = v3.Password(auth_url=env["OS_AUTH_URL"], username=env.get("OS_USERNAME"),
+                       password=env["OS_PASSWORD"], project_name=env.get("OS_PROJECT_NAME"),
+                       project_id=env.get("OS_PROJECT_ID"),
+                       user_domain_name=env.get("OS_USER_DOMAIN_NAME", "Default"),
+                       project_domain_name=env.get("OS_PROJECT_DOMAIN_NAME", "Default"))
+    options = {"session": session.Session(auth=auth), "service_type": "orchestration",
+               "interface": env.get("OS_INTERFACE", "public"),
+               "region_name": env.get("OS_REGION_NAME")}
+    if url:
+        options["endpoint_override"] = url
+    return heat_client.Client("1", **options)
 
 
 def _template_args(args):

@@ -95,3 +95,9 @@ def handler404(request, exception=None):
 
 def handler500(request):
     return json_error_response(500, "InternalServerError", "An unexpected error occurred.")
+
+
+def handler400(request, exception=None):
+    # Django's own 400s (an untrusted Host header, a bad upload) in Heat's format;
+    # the message never echoes the request.
+    return json_error_response(400, "BadRequest", "The request could not be accepted.")

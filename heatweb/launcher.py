@@ -57,6 +57,31 @@ def _start(name, command, env):
     return proc, thread
 
 
+def served_hosts_env(bind, environ):
+    """The children's ``DJANGO_ALLOWED_HOSTS`` for ``bind`` when none is configured.
+
+    The web server then accepts exactly the names it is reached by: the bound
+    address (for a wildcard bind, this machine's names), the public URL's host
+    and loopback. Any other Host header is a 400.
+    """
+    if environ.get("DJANGO_ALLOWED_HOSTS"):
+        return {}
+    import socket
+    from urllib.parse import urlsplit
+
+    host = bind.rsplit(":", 1)[0].strip("[]") if ":" in bind else bind
+    names = [host]
+    if host in ("0.0.0.0", "::", ""):
+        names = [socket.gethostname(), socket.getfqdn()]
+        try:
+            names.append(socket.gethostbyname(socket.gethostname()))
+        except OSError:
+            pass
+    public = urlsplit(settings.HEATWEB["PUBLIC_URL"]).hostname
+    names += [public, "127.0.0.1", "localhost", "[::1]"]
+    return {"DJANGO_ALLOWED_HOSTS": ",".join(dict.fromkeys(n for n in names if n))}
+
+
 def _say(message):
     with _print_lock:
         print(f"heatweb: {message}", file=sys.stderr, flush=True)
@@ -71,7 +96,7 @@ def serve(*, bind, web_workers=2, concurrency=2, web=True, worker=True, log_leve
                          web=web, worker=worker, log_level=log_level)
     if not commands:
         raise ValueError("nothing to run: both the web server and the worker are off")
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **served_hosts_env(bind, os.environ)}
     stopping = {"signal": None}
 
     def stop(signum, frame):

@@ -56,3 +56,8 @@ class ApiToken(models.Model):
 
     def __str__(self):
         return f"{self.prefix}… ({self.user})"
+
+
+# Keystone mode's models live in their own module; importing them here is how
+# Django finds them in the heatweb app.
+from heatweb.keystone_models import KeystoneAccount, StackTrust  # noqa: E402,F401

@@ -22,6 +22,16 @@ def _env_bool(name, default=False):
     return os.environ.get(name, str(default)).lower() in ("1", "true", "yes", "on")
 
 
+def allowed_hosts(configured, public_url):
+    """DJANGO_ALLOWED_HOSTS when set, else the host of the address it serves (and loopback)."""
+    if configured:
+        return [h.strip() for h in configured.split(",") if h.strip()]
+    from urllib.parse import urlsplit
+
+    host = urlsplit(public_url).hostname or "127.0.0.1"
+    return list(dict.fromkeys([host, "127.0.0.1", "localhost", "[::1]"]))
+
+
 def _secret_key():
     if os.environ.get("DJANGO_SECRET_KEY"):
         return os.environ["DJANGO_SECRET_KEY"]
@@ -36,8 +46,25 @@ def _secret_key():
 
 SECRET_KEY = _secret_key()
 DEBUG = _env_bool("DJANGO_DEBUG", False)
-ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "*").split(",")
+PUBLIC_URL = os.environ.get("HEATWEB_PUBLIC_URL", "http://127.0.0.1:8004")
+ALLOWED_HOSTS = allowed_hosts(os.environ.get("DJANGO_ALLOWED_HOSTS"), PUBLIC_URL)
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+# Served over HTTPS (the public URL says so, or HEATWEB_HTTPS=1 behind a proxy):
+# cookies only travel encrypted and browsers are told to stay on HTTPS.
+HTTPS = _env_bool("HEATWEB_HTTPS", PUBLIC_URL.startswith("https://"))
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = int(os.environ.get("HEATWEB_HSTS_SECONDS", 31536000)) if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = False
+if HTTPS and _env_bool("HEATWEB_BEHIND_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+# Pages load only their own scripts and styles (static/), no inline code.
+CONTENT_SECURITY_POLICY = os.environ.get("HEATWEB_CSP", "; ".join((
+    "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
+    "object-src 'none'", "base-uri 'self'", "form-action 'self'", "frame-ancestors 'none'")))
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -56,6 +83,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "heatweb.middleware.RequestBudgetMiddleware",
+    "heatweb.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -107,6 +136,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Celery -------------------------------------------------------------------------
 
 BROKER_DIR = DATA_DIR / "broker"
+# A message a worker took and did not acknowledge within this many seconds
+# goes back to the queue for another worker: a dead worker's tasks run again.
+# Tasks are short (resource actions are polled, never waited for), so it is
+# twice the dead-engine window; a longer task may run twice, which is safe
+# (every task is idempotent and resources are locked).
+BROKER_VISIBILITY_TIMEOUT = float(os.environ.get("CELERY_VISIBILITY_TIMEOUT") or
+                                 2 * float(os.environ.get("HEATWEB_DEAD_AFTER", 30)))
 # heatwebfs:// is kombu's filesystem transport made atomic (heatweb/broker.py).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "heatwebfs://")
 if CELERY_BROKER_URL.startswith(("heatwebfs", "filesystem")):
@@ -120,12 +156,10 @@ if CELERY_BROKER_URL.startswith(("heatwebfs", "filesystem")):
         "store_processed": False,
         # How often an idle worker looks for new task files (kombu's default is 1 s).
         "polling_interval": float(os.environ.get("HEATWEB_BROKER_POLL", 0.1)),
+        "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
     }
 else:
-    # Longer than the longest resource action, so an unacked task of a live
-    # worker is not redelivered to another one.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", 7200))}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": BROKER_VISIBILITY_TIMEOUT}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -143,7 +177,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["heatweb.auth.TokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["heatweb.parsers.StrictJSONParser"],
     "EXCEPTION_HANDLER": "heatweb.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
@@ -157,11 +191,30 @@ SPECTACULAR_SETTINGS = {
 
 # heatweb limits and engine settings -------------------------------------------------
 
+def _env_int(name, default):
+    return int(os.environ.get(name, default))
+
+
+# Budgets: every one is checked before the work it bounds, and refused with a
+# 400 or 413 in Heat's error format (README, "Limits").
 HEATWEB = {
-    "MAX_TEMPLATE_BYTES": int(os.environ.get("HEATWEB_MAX_TEMPLATE_BYTES", 512 * 1024)),
-    "MAX_RESOURCES_PER_STACK": int(os.environ.get("HEATWEB_MAX_RESOURCES", 1000)),
-    "MAX_NESTED_DEPTH": int(os.environ.get("HEATWEB_MAX_NESTED_DEPTH", 5)),
-    "MAX_YAML_ALIASES": int(os.environ.get("HEATWEB_MAX_YAML_ALIASES", 100)),
+    "MAX_REQUEST_BYTES": _env_int("HEATWEB_MAX_REQUEST_BYTES", 2 * 1024 * 1024),
+    "MAX_TEMPLATE_BYTES": _env_int("HEATWEB_MAX_TEMPLATE_BYTES", 512 * 1024),
+    "MAX_ENVIRONMENT_BYTES": _env_int("HEATWEB_MAX_ENVIRONMENT_BYTES", 512 * 1024),
+    "MAX_FILE_BYTES": _env_int("HEATWEB_MAX_FILE_BYTES", 512 * 1024),
+    "MAX_FILES_BYTES": _env_int("HEATWEB_MAX_FILES_BYTES", 1024 * 1024),
+    "MAX_RESOURCES_PER_STACK": _env_int("HEATWEB_MAX_RESOURCES", 1000),
+    "MAX_NESTED_DEPTH": _env_int("HEATWEB_MAX_NESTED_DEPTH", 5),
+    "MAX_YAML_ALIASES": _env_int("HEATWEB_MAX_YAML_ALIASES", 100),
+    # Nodes of a parsed document with its aliases expanded (each scalar, list, map is one).
+    "MAX_DOCUMENT_NODES": _env_int("HEATWEB_MAX_DOCUMENT_NODES", 100_000),
+    # Nesting of lists and maps in a body, template, environment or JSON parameter.
+    "MAX_NESTING": _env_int("HEATWEB_MAX_NESTING", 64),
+    # Size (text length plus 8 per item) of one function's value, and of all
+    # values resolved while validating one template.
+    "MAX_VALUE_BYTES": _env_int("HEATWEB_MAX_VALUE_BYTES", 1024 * 1024),
+    "MAX_RESOLVED_BYTES": _env_int("HEATWEB_MAX_RESOLVED_BYTES", 4 * 1024 * 1024),
+    "MAX_TIMEOUT_MINS": _env_int("HEATWEB_MAX_TIMEOUT_MINS", 7 * 24 * 60),
     "TOKEN_TTL_HOURS": int(os.environ.get("HEATWEB_TOKEN_TTL_HOURS", 24 * 30)),
     "POLL_INTERVAL": float(os.environ.get("HEATWEB_POLL_INTERVAL", 0.5)),
     "BATCH_SIZE": int(os.environ.get("HEATWEB_BATCH_SIZE", 50)),
@@ -169,9 +222,17 @@ HEATWEB = {
     "ENGINE_DEAD_AFTER_SECONDS": float(os.environ.get("HEATWEB_DEAD_AFTER", 30)),
     # The heartbeat thread runs the recovery sweep every N beats; a stack in
     # progress with no live engine and no event for STALL_SECONDS is failed.
-    "SWEEP_EVERY_BEATS": int(os.environ.get("HEATWEB_SWEEP_EVERY_BEATS", 3)),
+    "SWEEP_EVERY_BEATS": int(os.environ.get("HEATWEB_SWEEP_EVERY_BEATS", 1)),
+    # Engines publish outbox messages left behind by a dead writer every
+    # RELAY_SECONDS; a writer's own claim on what it just wrote lasts
+    # OUTBOX_CLAIM_SECONDS (convergence/outbox.py).
+    "RELAY_SECONDS": float(os.environ.get("HEATWEB_RELAY_SECONDS", 1)),
+    "OUTBOX_CLAIM_SECONDS": float(os.environ.get("HEATWEB_OUTBOX_CLAIM_SECONDS", 5)),
     "STALL_SECONDS": float(os.environ.get("HEATWEB_STALL_SECONDS", 300)),
-    "PUBLIC_URL": os.environ.get("HEATWEB_PUBLIC_URL", "http://127.0.0.1:8004"),
+    "PUBLIC_URL": PUBLIC_URL,
+    # A create repeated (same user, name and request) within this many seconds
+    # gets the stack the first one made instead of 409 (stacks/services/create_replay.py).
+    "CREATE_REPLAY_SECONDS": float(os.environ.get("HEATWEB_CREATE_REPLAY_SECONDS", 600)),
     # Simulated cloud latency (seconds; 0 = instant): until a new server is
     # ACTIVE, until a deleted one is gone, until suspend/resume take effect,
     # and the round trip added to every cloud API call.
@@ -180,6 +241,9 @@ HEATWEB = {
     "SIM_SUSPEND_SECONDS": float(os.environ.get("HEATWEB_SIM_SUSPEND_SECONDS", 0)),
     "SIM_RESUME_SECONDS": float(os.environ.get("HEATWEB_SIM_RESUME_SECONDS", 0)),
     "SIM_API_SECONDS": float(os.environ.get("HEATWEB_SIM_API_SECONDS", 0)),
+    # How long server_create takes to answer once the server exists (a caller
+    # that dies meanwhile leaves a server it does not know the id of).
+    "SIM_CREATE_SECONDS": float(os.environ.get("HEATWEB_SIM_CREATE_SECONDS", 0)),
     # Waiting resources are polled together, one round per project: the
     # interval grows from WAIT_MIN to WAIT_MAX seconds as a wait gets longer.
     "WAIT_MIN_SECONDS": float(os.environ.get("HEATWEB_WAIT_MIN_SECONDS", 1)),
@@ -193,6 +257,9 @@ HEATWEB = {
     }[os.environ.get("HEATWEB_CLOUD", "simulated")],
     "OS_CLOUD": os.environ.get("OS_CLOUD", ""),
 }
+
+# Django reads form bodies (pages, admin) within the same budget.
+DATA_UPLOAD_MAX_MEMORY_SIZE = HEATWEB["MAX_REQUEST_BYTES"]
 
 # Auth, i18n, static ---------------------------------------------------------------------
 
@@ -224,3 +291,38 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("HEATWEB_LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
+
+# Keystone mode (heatweb/keystone.py) ---------------------------------------------------
+# HEATWEB_AUTH=keystone: the API takes Keystone tokens (validated by
+# keystonemiddleware's auth_token), the pages sign people in with their
+# Keystone user name and password, and the engine acts for each stack's owner
+# through a Keystone trust to heatweb's service user. The default, "own",
+# keeps heatweb's own tokens and users (heatweb/tokens.py).
+
+HEATWEB_AUTH = os.environ.get("HEATWEB_AUTH", "own")
+if HEATWEB_AUTH not in ("own", "keystone"):
+    raise ValueError(f"HEATWEB_AUTH={HEATWEB_AUTH!r}: use 'own' or 'keystone'")
+KEYSTONE = {
+    # Keystone's public URL, with or without /v3 (http://keystone:5000/v3).
+    "URL": os.environ.get("KEYSTONE_URL", ""),
+    "SERVICE_USERNAME": os.environ.get("HEATWEB_SERVICE_USERNAME", "heatweb"),
+    "SERVICE_PASSWORD": os.environ.get("HEATWEB_SERVICE_PASSWORD", ""),
+    "SERVICE_PROJECT": os.environ.get("HEATWEB_SERVICE_PROJECT", "service"),
+    "SERVICE_USER_DOMAIN": os.environ.get("HEATWEB_SERVICE_USER_DOMAIN", "Default"),
+    "SERVICE_PROJECT_DOMAIN": os.environ.get("HEATWEB_SERVICE_PROJECT_DOMAIN", "Default"),
+    # The domain page sign-ins look user names up in.
+    "USER_DOMAIN": os.environ.get("KEYSTONE_USER_DOMAIN", "Default"),
+    "REGION": os.environ.get("KEYSTONE_REGION", "RegionOne"),
+    # keystonemiddleware keeps a validated token this long (-1: never cache).
+    "TOKEN_CACHE_SECONDS": int(os.environ.get("KEYSTONE_TOKEN_CACHE_SECONDS", 300)),
+}
+if HEATWEB_AUTH == "keystone":
+    if not KEYSTONE["URL"] or not KEYSTONE["SERVICE_PASSWORD"]:
+        raise ValueError("HEATWEB_AUTH=keystone needs KEYSTONE_URL and "
+                         "HEATWEB_SERVICE_PASSWORD (heatweb's service user)")
+    REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"] = [
+        "heatweb.keystone_auth.KeystoneTokenAuthentication"]
+    AUTHENTICATION_BACKENDS = ["heatweb.keystone_auth.KeystonePasswordBackend",
+                               "django.contrib.auth.backends.ModelBackend"]
+    MIDDLEWARE.insert(MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware")
+                      + 1, "heatweb.keystone_auth.KeystoneSessionMiddleware")

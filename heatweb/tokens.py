@@ -57,7 +57,16 @@ def token_revoke(raw):
     return ApiToken.objects.filter(key_hash=_hash(raw)).update(revoked_at=timezone.now())
 
 
+def _keystone_identity(user):
+    """The project-scoped Keystone identity of an API request (Keystone mode), or None."""
+    identity = getattr(user, "keystone", None)
+    return identity if identity is not None and identity.project_id else None
+
+
 def is_cloud_admin(user):
+    identity = _keystone_identity(user)
+    if identity is not None:
+        return identity.is_admin
     return user.is_superuser or Membership.objects.filter(user=user, role=Role.ADMIN).exists()
 
 
@@ -65,7 +74,13 @@ def project_role(user, project_id):
     """The user's role in the project (cloud admins are admin everywhere).
 
     Raises Forbidden, without saying whether the project exists, otherwise.
+    A Keystone token's role is its own (``heatweb.keystone``).
     """
+    identity = _keystone_identity(user)
+    if identity is not None:
+        from heatweb.keystone import identity_project_role
+
+        return identity_project_role(identity, project_id)
     membership = (Membership.objects.filter(user=user, project_id=project_id)
                   .values_list("role", flat=True).first())
     if is_cloud_admin(user) and Project.objects.filter(pk=project_id).exists():

@@ -20,5 +20,6 @@ urlpatterns = [
     path("", include("stacks.pages.urls")),
 ]
 
+handler400 = "heatweb.errors.handler400"
 handler404 = "heatweb.errors.handler404"
 handler500 = "heatweb.errors.handler500"

@@ -1,10 +1,11 @@
 from django.contrib import admin
 
+from heatweb.admin import ReadOnlyAdmin
 from softwareconfig.models import SoftwareConfig, SoftwareDeployment
 
 
 @admin.register(SoftwareConfig)
-class SoftwareConfigAdmin(admin.ModelAdmin):
+class SoftwareConfigAdmin(ReadOnlyAdmin):
     list_display = ("id", "name", "group", "project", "derived", "created_at")
     list_filter = ("group", "derived")
     search_fields = ("id", "name")
@@ -12,7 +13,7 @@ class SoftwareConfigAdmin(admin.ModelAdmin):
 
 
 @admin.register(SoftwareDeployment)
-class SoftwareDeploymentAdmin(admin.ModelAdmin):
+class SoftwareDeploymentAdmin(ReadOnlyAdmin):
     list_display = ("id", "server_id", "action", "status", "project", "updated_at")
     list_filter = ("action", "status")
     search_fields = ("id", "server_id")

@@ -126,6 +126,8 @@ def deployment_update(deployment, *, config_id=None, input_values=None, output_v
         row.status_reason = status_reason
     row.updated_at = timezone.now()
     row.save()
+    if row.status in ("COMPLETE", "FAILED"):
+        _poke_waiting_resource(row)
     return row
 
 
@@ -146,7 +148,19 @@ def deployment_signal(deployment_id, details):
         pk=row.pk, status="IN_PROGRESS", config_id=row.config_id,
     ).update(status=status, status_reason=reason, output_values=values,
              updated_at=timezone.now())
+    if claimed:
+        _poke_waiting_resource(row)
     return f"Signal: deployment {status.lower()}: {reason}" if claimed else ignored
+
+
+def _poke_waiting_resource(deployment):
+    """The signal completes the waiting resource once committed (no resource polls for it)."""
+    from convergence.waiting import wait_poke
+    from stacks.models import Resource
+
+    transaction.on_commit(lambda: wait_poke(Resource.objects.filter(
+        physical_resource_id=str(deployment.pk), action_cookie__isnull=False,
+    ).values_list("pk", flat=True)))
 
 
 def deployment_delete(deployment):

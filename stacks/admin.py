@@ -1,8 +1,13 @@
-"""Admin: inspect stacks, resources and events. States are read-only here:
-they change only through the services' django-fsm transitions."""
-from django.contrib import admin
+"""Admin: inspect stacks, resources and events. It changes nothing by itself:
+no add, edit or delete of a row; the useful changes (delete a stack, unlock
+it) are admin actions that go through the door every way in uses
+(``stacks.services.actions.stack_action``) and show its refusal."""
+from django.contrib import admin, messages
 
+from heatweb.admin import ReadOnlyAdmin
+from heatweb.exceptions import HeatError
 from stacks.models import Event, RawTemplate, Resource, Stack
+from stacks.services.actions import stack_action
 
 
 class ResourceInline(admin.TabularInline):
@@ -14,43 +19,59 @@ class ResourceInline(admin.TabularInline):
     can_delete = False
     show_change_link = True
 
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+def _through_the_door(model_admin, request, queryset, action, started):
+    for stack in queryset.select_related("parent", "locked_by"):
+        try:
+            stack_action(stack, action, user=request.user)
+        except HeatError as error:
+            model_admin.message_user(request, f"Refused for stack {stack.name}: {error.message}", messages.ERROR)
+        else:
+            model_admin.message_user(request, f"{started} of stack {stack.name} started.")
+
 
 @admin.register(Stack)
-class StackAdmin(admin.ModelAdmin):
+class StackAdmin(ReadOnlyAdmin):
     list_display = ("name", "project", "state", "lock_level", "created_at", "updated_at",
                     "current_traversal")
     list_filter = ("state", "project")
     search_fields = ("name", "id")
     readonly_fields = [f.name for f in Stack._meta.fields]
     inlines = [ResourceInline]
+    actions = ["delete_stacks", "unlock_stacks"]
 
-    def has_add_permission(self, request):
-        return False
+    @admin.action(description="Delete the selected stacks (and their resources)")
+    def delete_stacks(self, request, queryset):
+        _through_the_door(self, request, queryset, "delete", "Delete")
+
+    @admin.action(description="Unlock the selected stacks")
+    def unlock_stacks(self, request, queryset):
+        _through_the_door(self, request, queryset, "unlock", "Unlock")
 
 
 @admin.register(Resource)
-class ResourceAdmin(admin.ModelAdmin):
+class ResourceAdmin(ReadOnlyAdmin):
     list_display = ("name", "type", "stack", "state", "engine_id", "atomic_key", "updated_at")
     list_filter = ("state", "type")
     search_fields = ("name", "physical_resource_id", "stack__name")
     readonly_fields = [f.name for f in Resource._meta.fields]
 
-    def has_add_permission(self, request):
-        return False
-
 
 @admin.register(Event)
-class EventAdmin(admin.ModelAdmin):
+class EventAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "stack", "resource_name", "resource_action",
                     "resource_status", "resource_status_reason")
     list_filter = ("resource_action", "resource_status")
     readonly_fields = [f.name for f in Event._meta.fields]
 
-    def has_add_permission(self, request):
-        return False
-
 
 @admin.register(RawTemplate)
-class RawTemplateAdmin(admin.ModelAdmin):
+class RawTemplateAdmin(ReadOnlyAdmin):
     list_display = ("id", "created_at")
     readonly_fields = [f.name for f in RawTemplate._meta.fields]

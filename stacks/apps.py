@@ -9,3 +9,7 @@ class StacksConfig(AppConfig):
         # Register every built-in resource plugin, including the nested-stack ones.
         import stacks.resources  # noqa: F401
         import stacks.resources.stack  # noqa: F401
+        from stacks.resources.nested_stacks import nested
+        from stacks.services import nested as nested_services
+
+        nested.register(nested_services)

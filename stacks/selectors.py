@@ -43,6 +43,7 @@ def stack_list(project, *, params):
     """Stacks of the project after Heat's filters, sort and marker/limit paging."""
     qs = Stack.objects.select_related("raw_template", "locked_by", "user", "parent")
     qs = qs.filter(project=project) if project is not None else qs
+    scoped = qs
     if params.get("show_deleted") not in ("true", "True", "1"):
         qs = qs.filter(deleted_at__isnull=True)
     if params.get("show_nested") not in ("true", "True", "1"):
@@ -68,7 +69,9 @@ def stack_list(project, *, params):
     qs = qs.order_by(*order)
     marker = params.get("marker")
     if marker:
-        anchor = Stack.objects.filter(pk=as_uuid(marker)).values(sort_key, "id").first()
+        # The marker is looked up among the stacks this list may show (the
+        # caller's project): another project's stack id is "not found".
+        anchor = scoped.filter(pk=as_uuid(marker)).values(sort_key, "id").first()
         if anchor is None:
             raise BadRequest(f"Marker {marker} not found.")
         op = "lt" if direction == "desc" else "gt"

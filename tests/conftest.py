@@ -61,6 +61,11 @@ def pytest_configure(config):
     elif wanted == "embedded" and os.environ.get("DATABASE_URL"):
         raise pytest.UsageError("HEATWEB_TEST_MODE=embedded but DATABASE_URL is set")
     _private_broker_for_this_process()
+    from django.conf import settings
+
+    # Engine code run in this process (integration tests) must not beat,
+    # sweep or relay the outbox from a thread: the live services' engines do.
+    settings.HEATWEB["ENGINE_HEARTBEAT_THREAD"] = False
 
 
 _PRIVATE_BROKER_DIR = None
@@ -249,9 +254,7 @@ class LiveService:
             self.stop()
             raise RuntimeError(f"migrate failed for the live service:\n{migrated.stdout}\n"
                                f"{migrated.stderr}")
-        self._spawn("web", [str(BIN / "gunicorn"), "heatweb.wsgi", "--bind",
-                            f"127.0.0.1:{self.port}", "--workers", "2", "--threads", "4",
-                            "--timeout", "120"])
+        self.start_web()
         for number in range(1, workers + 1):
             self.start_worker(f"w{number}")
         deadline = time.monotonic() + 60
@@ -270,6 +273,22 @@ class LiveService:
         self.stop()
         raise RuntimeError(f"the live service ({self.mode}) did not start within 60 s:\n{logs}")
 
+    def start_web(self):
+        self._spawn("web", [str(BIN / "gunicorn"), "heatweb.wsgi", "--bind",
+                            f"127.0.0.1:{self.port}", "--workers", "2", "--threads", "4",
+                            "--timeout", "120"])
+        return self.processes["web"][0]
+
+    def kill(self, name):
+        """kill -9 one process group (gunicorn and its workers, or a worker and its pool)."""
+        proc, log = self.processes.pop(name)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        log.close()
+
     def start_worker(self, name, concurrency=2):
         self._spawn(name, [str(BIN / "celery"), "-A", "heatweb", "worker", "-Q", self.queue,
                            "--concurrency", str(concurrency), "-l", "info",
@@ -279,13 +298,7 @@ class LiveService:
     def kill_workers(self):
         """kill -9 every worker process (main and pool children), as a crash would."""
         for name in [n for n in self.processes if n != "web"]:
-            proc, log = self.processes.pop(name)
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
-            log.close()
+            self.kill(name)
 
     def stop(self):
         for proc, _ in self.processes.values():

@@ -6,6 +6,7 @@ from heatweb.api import TenantAPIView
 from heatweb.exceptions import BadRequest
 from softwareconfig import services
 from softwareconfig.services import config_body
+from stacks.services.actions import deployment_action
 
 
 def deployment_body(row):
@@ -76,8 +77,8 @@ class SoftwareDeploymentApi(TenantAPIView):
 
     def put(self, request, tenant_id, deployment_id):
         body = self.body()
-        row = services.deployment_update(
-            services.deployment_get(self.project, deployment_id),
+        row = deployment_action(
+            services.deployment_get(self.project, deployment_id), "update", user=request.user,
             config_id=body.get("config_id"), input_values=body.get("input_values"),
             output_values=body.get("output_values"),
             action=_optional(body, "action", str, "a string"),
@@ -86,7 +87,8 @@ class SoftwareDeploymentApi(TenantAPIView):
         return Response({"software_deployment": deployment_body(row)})
 
     def delete(self, request, tenant_id, deployment_id):
-        services.deployment_delete(services.deployment_get(self.project, deployment_id))
+        deployment_action(services.deployment_get(self.project, deployment_id), "delete",
+                          user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -9,31 +9,27 @@ from heatweb.exceptions import BadRequest, EntityNotFound, InvalidActionRequest,
 from stacks import selectors
 from stacks.api.representations import Links, event_body, resource_body, stack_detail, \
     stack_summary
-from stacks.services import lifecycle, locking
+from stacks.services import lifecycle
+from stacks.services.actions import stack_action
 from stacks.services.preview import stack_preview
-from stacks.services.signals import resource_signal
 
-def _lock(stack, arg, *, body, user):
+# The actions ``POST .../actions`` takes (the door has more: update, delete, signal).
+BODY_ACTIONS = ("suspend", "resume", "check", "cancel_update", "cancel_without_rollback",
+                "lock", "unlock")
+
+
+def _action_args(action, arg, body):
+    """The door's arguments for one ``{action: arg}`` of a request body."""
+    if action != "lock":
+        return {}
     arg = arg if arg is not None else {}
     if not isinstance(arg, dict):
         raise BadRequest('The lock action takes an object: {"lock": {"level": "all"}}.')
     unknown = set(arg) - {"level", "reason"}
     if unknown:
         raise BadRequest(f"Unknown lock option {sorted(unknown)[0]}.")
-    reason = arg.get("reason", body.get("reason", ""))
-    return locking.stack_lock(stack, level=arg.get("level"), reason=reason, user=user)
+    return {"level": arg.get("level"), "reason": arg.get("reason", body.get("reason", ""))}
 
-
-STACK_ACTIONS = {
-    "suspend": lambda stack, arg, **kw: lifecycle.stack_suspend(stack),
-    "resume": lambda stack, arg, **kw: lifecycle.stack_resume(stack),
-    "check": lambda stack, arg, **kw: lifecycle.stack_check(stack),
-    "cancel_update": lambda stack, arg, **kw: lifecycle.stack_cancel_update(stack),
-    "cancel_without_rollback":
-        lambda stack, arg, **kw: lifecycle.stack_cancel_without_rollback(stack),
-    "lock": _lock,
-    "unlock": lambda stack, arg, *, user, **kw: locking.stack_unlock(stack, user=user),
-}
 
 
 def _tags(value):
@@ -136,14 +132,14 @@ class StackDetailApi(StackApiBase):
         args = stack_input(body, require_name=False)
         if not patch and not args["template"]:
             raise BadRequest("No template specified.")
-        lifecycle.stack_update(
-            stack, patch=patch, clear_parameters=body.get("clear_parameters") or (),
+        stack_action(
+            stack, "update", user=self.request.user, patch=patch, clear_parameters=body.get("clear_parameters") or (),
             disable_rollback=param_bool(body["disable_rollback"]) if "disable_rollback" in body
             else None, **args)
         return Response(status=status.HTTP_202_ACCEPTED)
 
     def delete(self, request, tenant_id, stack_name, stack_id):
-        lifecycle.stack_delete(self.stack(stack_name, stack_id))
+        stack_action(self.stack(stack_name, stack_id), "delete", user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -176,10 +172,10 @@ class StackActionApi(StackApiBase):
         if len(actions) > 1:
             raise InvalidActionRequest("Multiple actions specified")
         (action, arg), = actions.items()
-        handler = STACK_ACTIONS.get(action)
-        if handler is None:
+        if action not in BODY_ACTIONS:
             raise InvalidActionRequest(f"Invalid action {action} specified")
-        handler(self.stack(stack_name, stack_id), arg, body=body, user=request.user)
+        stack_action(self.stack(stack_name, stack_id), action, user=request.user,
+                     **_action_args(action, arg, body))
         return Response(status=status.HTTP_200_OK)
 
 
@@ -261,7 +257,8 @@ class ResourceMetadataApi(StackApiBase):
 class ResourceSignalApi(StackApiBase):
     def post(self, request, tenant_id, stack_name, stack_id, resource_name):
         stack = self.stack(stack_name, stack_id)
-        resource_signal(stack, resource_name, request.data if request.data else None)
+        stack_action(stack, "signal", user=request.user, resource_name=resource_name,
+                     details=request.data if request.data else None)
         return Response(status=status.HTTP_200_OK)
 
 

@@ -4,7 +4,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from stacks.services.signals import resource_signal_by_webhook
+from stacks.services.actions import stack_action
+from stacks.services.signals import webhook_resource
 
 
 class SignalWebhookApi(APIView):
@@ -13,5 +14,6 @@ class SignalWebhookApi(APIView):
 
     def post(self, request, resource_id, signature):
         data = request.data if isinstance(request.data, dict) else {}
-        resource_signal_by_webhook(resource_id, signature, data)
+        res = webhook_resource(resource_id, signature)
+        stack_action(res.stack, "signal", resource_name=res.name, details=data)
         return Response(status=status.HTTP_200_OK)

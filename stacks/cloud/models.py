@@ -24,6 +24,8 @@ class SimServer(models.Model):
     user_data = models.TextField(blank=True, default="")
     networks = models.JSONField(default=list, blank=True)
     address = models.CharField(max_length=64, blank=True, default="")
+    # The engine's key for the create that made it: a create run again finds it.
+    creation_key = models.CharField(max_length=64, blank=True, default="", db_index=True)
     ready_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
     deleted_at = models.DateTimeField(null=True, blank=True)

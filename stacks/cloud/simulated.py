@@ -3,10 +3,12 @@
 Behaves like Nova and Glance where the engine can tell: servers build for
 ``HEATWEB["SIM_BOOT_SECONDS"]`` before they are ACTIVE (and take
 ``SIM_DELETE_SECONDS``, ``SIM_SUSPEND_SECONDS``, ``SIM_RESUME_SECONDS`` to be
-gone, suspended, resumed; all 0 by default), a locked server
+gone, suspended, resumed; all 0 by default; a create call answers
+``SIM_CREATE_SECONDS`` after the server exists), a locked server
 refuses delete/suspend/resume/reboot/rebuild, a protected image refuses
 deletion. ``inject_fault`` makes a named operation fail.
 """
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -72,22 +74,27 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
 
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
                       networks=None, key_name=None, creation_key=None):
+        if creation_key:
+            made = SimServer.objects.filter(creation_key=creation_key, project_id=project_id,
+                                            deleted_at__isnull=True).exclude(status="ERROR") \
+                .values_list("pk", flat=True)
+            if made:
+                return made[0]
         self._fault("server_create", project_id)
-        if creation_key:  # as Nova metadata, where the OpenStack driver keeps it
-            found = (SimServer.objects.filter(deleted_at__isnull=True, name=name,
-                                              metadata__heatweb_creation_key=creation_key)
-                     .exclude(status="ERROR").first())
-            if found is not None:
-                return found.id
-            metadata = {**(metadata or {}), "heatweb_creation_key": creation_key}
         boot = settings.HEATWEB.get("SIM_BOOT_SECONDS", 0)
         nics = self._attach(project_id, networks or [])
         count = SimServer.objects.count() + 1
         server = SimServer.objects.create(
             project_id=project_id, name=name, image=image, flavor=flavor,
             metadata=metadata or {}, user_data=user_data or "", networks=nics,
+            creation_key=creation_key or "",
             address=nics[0]["addr"] if nics else f"10.0.{count // 250 % 250}.{count % 250 + 2}",
             ready_at=timezone.now() + timedelta(seconds=boot))
+        latency = settings.HEATWEB.get("SIM_CREATE_SECONDS", 0)
+        if latency:
+            # A real cloud has made the server before its answer arrives: a caller
+            # that dies in between leaves a server it does not know the id of.
+            time.sleep(latency)
         return server.id
 
     def _attach(self, project_id, networks):
@@ -176,9 +183,6 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
         if "flavor" in fields:
             self._refuse_if_locked(server, "resize")
         allowed = {k: v for k, v in fields.items() if k in ("name", "flavor", "metadata")}
-        if "metadata" in allowed and "heatweb_creation_key" in server.metadata:
-            allowed["metadata"] = {**allowed["metadata"],
-                                   "heatweb_creation_key": server.metadata["heatweb_creation_key"]}
         SimServer.objects.filter(pk=server.pk).update(**allowed)
 
     def server_delete(self, server_id):

@@ -10,9 +10,11 @@ import base64
 import hashlib
 import itertools
 import json
+import math
 import re
 
-from heatweb.exceptions import InvalidTemplate, InvalidTemplateReference, StackValidationFailed
+from heatweb.exceptions import InvalidTemplate, InvalidTemplateReference, \
+    RequestLimitExceeded, StackValidationFailed
 from stacks.hot.values import UNRESOLVED
 from stacks.hot.versions import ALL_FUNCTIONS
 
@@ -53,14 +55,57 @@ def _text(value):
     return str(value)
 
 
+ITEM_SIZE = 8  # what one list item, map entry or scalar counts, besides its text
+
+
+def value_size(value, limit):
+    """Approximate size of ``value``: its text plus ITEM_SIZE per item (stops past ``limit``)."""
+    total, stack = 0, [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        total += ITEM_SIZE
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return total
+
+
+class Budget:
+    """What the functions of one evaluation may produce: each value, and all of them."""
+
+    def __init__(self, *, per_value, total):
+        self.per_value, self.total, self.spent = per_value, total, 0
+
+    def check(self, size, path):
+        """Refuse a value of ``size`` before it is made."""
+        if size > self.per_value:
+            raise RequestLimitExceeded(
+                f"{path}: the value would be larger than {self.per_value} bytes "
+                f"(the budget of one function's value).")
+
+    def charge(self, value, path):
+        size = value_size(value, self.per_value)
+        self.check(size, path)
+        self.spent += size
+        if self.spent > self.total:
+            raise RequestLimitExceeded(
+                f"{path}: the template's resolved values are larger than {self.total} bytes.")
+        return value
+
+
 class Resolver:
     """Resolves snippets of one template for one set of parameters and resources."""
 
-    def __init__(self, template, params, lookup=None):
+    def __init__(self, template, params, lookup=None, budget=None):
         self.template = template
         self.params = params
         self.lookup = lookup
         self.functions = template.functions
+        self.budget = budget or template.budget()
 
     def resolve(self, snippet, path):
         name = function_name(snippet, self.functions)
@@ -68,7 +113,10 @@ class Resolver:
             handler = getattr(self, "fn_" + name.replace("::", "_").lower(), None)
             if handler is None:
                 raise InvalidTemplate(f'{path}: the function "{name}" is not supported')
-            return handler(snippet[name], f"{path}.{name}")
+            result = handler(snippet[name], f"{path}.{name}")
+            if result is UNRESOLVED or isinstance(result, (bool, int, float)) or result is None:
+                return result
+            return self.budget.charge(result, f"{path}.{name}")
         if isinstance(snippet, dict):
             return {k: self.resolve(v, f"{path}.{k}") for k, v in snippet.items()}
         if isinstance(snippet, list):
@@ -155,6 +203,8 @@ class Resolver:
             return template
         pattern = re.compile("|".join(re.escape(k) for k in keys))
         values = {str(k): _text(v) for k, v in params.items()}
+        growth = sum(len(values[m.group(0)]) - len(m.group(0)) for m in pattern.finditer(template))
+        self.budget.check(len(template) + growth, path)
         return pattern.sub(lambda m: values[m.group(0)], template)
 
     def fn_str_replace_strict(self, args, path):
@@ -174,7 +224,7 @@ class Resolver:
             if not isinstance(part, list):
                 raise StackValidationFailed(f'{path}: "list_join" joins lists')
             items.extend(part)
-        return str(delim).join(_text(i) for i in items)
+        return _join(str(delim), items, self.budget, path)
 
     def fn_str_split(self, args, path):
         args = self._args(args, path, kind=list, size=(2, 3))
@@ -214,8 +264,18 @@ class Resolver:
             raise StackValidationFailed(f'{path}: "repeat" needs "for_each" and "template"')
         names = list(for_each)
         lists = [for_each[n] if isinstance(for_each[n], list) else [] for n in names]
-        combos = itertools.product(*lists) if args.get("permutations", True) else zip(*lists)
-        return [_substitute(template, dict(zip(names, combo))) for combo in combos]
+        permutations = args.get("permutations", True)
+        count = math.prod(len(x) for x in lists) if permutations else min(map(len, lists),
+                                                                          default=0)
+        self.budget.check(count * value_size(template, self.budget.per_value), path)
+        combos = itertools.product(*lists) if permutations else zip(*lists)
+        out, size = [], 0
+        for combo in combos:
+            item = _substitute(template, dict(zip(names, combo)), self.budget, path)
+            size += value_size(item, self.budget.per_value)
+            self.budget.check(size, path)
+            out.append(item)
+        return out
 
     def fn_digest(self, args, path):
         args = self._args(args, path, kind=list, size=(2, 2))
@@ -230,11 +290,19 @@ class Resolver:
         args = self._args(args, path, kind=list)
         if args is UNRESOLVED or contains_unresolved(args):
             return UNRESOLVED
-        out = []
+        if not all(isinstance(item, list) for item in args):
+            raise StackValidationFailed(f'{path}: "list_concat" concatenates lists')
+        self.budget.check(ITEM_SIZE * sum(len(item) for item in args), path)
+        out, seen = [], set()
         for item in args:
-            if not isinstance(item, list):
-                raise StackValidationFailed(f'{path}: "list_concat" concatenates lists')
-            out.extend(i for i in item if not unique or i not in out)
+            for value in item:
+                if unique:
+                    # A set of keys, not "value in out": linear, not quadratic.
+                    key = _key(value)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                out.append(value)
         return out
 
     def fn_list_concat_unique(self, args, path):
@@ -245,7 +313,11 @@ class Resolver:
         if args is UNRESOLVED or contains_unresolved(args):
             return UNRESOLVED
         remove, items = args
-        return [i for i in (items or []) if i not in (remove or [])]
+        if not isinstance(remove or [], list) or not isinstance(items or [], list):
+            raise StackValidationFailed(f'{path}: "filter" takes a list of values to remove '
+                                        f'and a list')
+        removed = {_key(value) for value in remove or []}
+        return [i for i in (items or []) if _key(i) not in removed]
 
     def fn_make_url(self, args, path):
         args = self._args(args, path, kind=dict)
@@ -302,7 +374,9 @@ class Resolver:
         args = self._args(args, path, kind=list, size=(2, 2))
         if args is UNRESOLVED or contains_unresolved(args):
             return UNRESOLVED
-        return str(args[0]).join(_text(i) for i in args[1])
+        if not isinstance(args[1], list):
+            raise StackValidationFailed(f'{path}: "Fn::Join" joins a list')
+        return _join(str(args[0]), args[1], self.budget, path)
 
     def fn_fn_select(self, args, path):
         args = self._args(args, path, kind=list, size=(2, 2))
@@ -328,15 +402,32 @@ def _index(value, step, path):
     raise StackValidationFailed(f"{path}: cannot take item {step!r} of {_text(value)[:80]}")
 
 
-def _substitute(template, values):
+def _key(value):
+    """A hashable stand-in for ``value`` that is equal when the values are."""
+    if isinstance(value, (dict, list)):
+        return ("json", json.dumps(value, sort_keys=True))
+    return value
+
+
+def _join(delim, items, budget, path):
+    texts = [_text(i) for i in items]
+    budget.check(sum(map(len, texts)) + len(delim) * max(len(texts) - 1, 0), path)
+    return delim.join(texts)
+
+
+def _substitute(template, values, budget, path):
     if isinstance(template, str):
         for name, value in values.items():
-            template = template.replace(str(name), _text(value))
+            name, text = str(name), _text(value)
+            if name and name in template:
+                budget.check(len(template) + template.count(name) * (len(text) - len(name)), path)
+                template = template.replace(name, text)
         return template
     if isinstance(template, dict):
-        return {_substitute(k, values): _substitute(v, values) for k, v in template.items()}
+        return {_substitute(k, values, budget, path): _substitute(v, values, budget, path)
+                for k, v in template.items()}
     if isinstance(template, list):
-        return [_substitute(v, values) for v in template]
+        return [_substitute(v, values, budget, path) for v in template]
     return template
 
 

@@ -2,32 +2,42 @@
 
 PyYAML's safe loader still expands aliases, so a "billion laughs" document
 of a few hundred bytes describes billions of nodes. The loader counts alias
-uses while composing and, after loading, measures the expanded size without
-expanding it (shared sub-trees are sized once), so such a document is
-rejected at once and memory stays flat.
+uses and nesting while composing and, after loading, measures the expanded
+node count without expanding it (shared sub-trees are sized once, by
+``heatweb.inputs``), so such a document is refused at parse time with flat
+memory, and so is one nested deeper than the budget or holding text that
+cannot be stored (lone surrogates, NUL) or numbers that are not finite.
 """
-import json
 from dataclasses import dataclass
 
 import yaml
 
-from heatweb.exceptions import InvalidTemplate, RequestLimitExceeded
+from heatweb.exceptions import BadRequest, InvalidTemplate, RequestLimitExceeded
+from heatweb.inputs import InvalidInput, NestingTooDeep, bad_text, inspect_document, load_json
 
-MAX_EXPANDED_NODES = 1_000_000
 
 
 @dataclass(frozen=True)
 class Limits:
+    """The budgets a template is parsed and evaluated within (settings ``HEATWEB``)."""
+
     max_template_bytes: int = 512 * 1024
     max_resources: int = 1000
     max_yaml_aliases: int = 100
+    max_document_nodes: int = 100_000
+    max_nesting: int = 64
+    max_value_bytes: int = 1024 * 1024
+    max_resolved_bytes: int = 4 * 1024 * 1024
 
 
-def _bounded_loader(max_aliases):
+def _bounded_loader(limits):
+    max_aliases, max_depth = limits.max_yaml_aliases, limits.max_nesting
+
     class BoundedLoader(yaml.SafeLoader):
-        """Safe loader without implicit dates and with a bounded number of aliases."""
+        """Safe loader without implicit dates, with bounded aliases and nesting."""
 
         aliases_seen = 0
+        depth = 0
 
         def compose_node(self, parent, index):
             if self.check_event(yaml.AliasEvent):
@@ -35,7 +45,16 @@ def _bounded_loader(max_aliases):
                 if self.aliases_seen > max_aliases:
                     raise RequestLimitExceeded(
                         f"The document uses more than {max_aliases} YAML aliases.")
-            return super().compose_node(parent, index)
+            # PyYAML composes recursively: refuse deep documents long before
+            # Python's recursion limit.
+            self.depth += 1
+            if self.depth > max_depth:
+                raise NestingTooDeep(f"The document is nested more than {max_depth} levels "
+                                     f"deep (line {self.peek_event().start_mark.line + 1}).")
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
 
     # Heat reads "2016-10-14" as a string, not a date (and JSON cannot hold dates).
     BoundedLoader.yaml_implicit_resolvers = {
@@ -45,53 +64,48 @@ def _bounded_loader(max_aliases):
     return BoundedLoader
 
 
-def expanded_size(document, limit=MAX_EXPANDED_NODES):
-    """Number of nodes ``document`` would have written out in full (capped at ``limit``+1)."""
-    sizes = {}
-
-    def size(node):
-        if not isinstance(node, (dict, list)):
-            return 1
-        key = id(node)
-        if key in sizes:
-            return sizes[key]
-        sizes[key] = limit + 1  # a cycle counts as unbounded
-        items = node.values() if isinstance(node, dict) else node
-        total = 1
-        for item in items:
-            total += size(item)
-            if total > limit:
-                break
-        sizes[key] = min(total, limit + 1)
-        return sizes[key]
-
-    return size(document)
-
-
-def check_size(text, limits):
-    length = len(text.encode("utf-8")) if isinstance(text, str) else len(text)
-    if length > limits.max_template_bytes:
+def check_size(text, limits, *, what="Template", limit=None):
+    limit = limits.max_template_bytes if limit is None else limit
+    length = len(text.encode("utf-8", errors="surrogatepass")) if isinstance(text, str) \
+        else len(text)
+    if length > limit:
         raise RequestLimitExceeded(
-            f"Template size ({length} bytes) exceeds maximum allowed size "
-            f"({limits.max_template_bytes} bytes).")
+            f"{what} size ({length} bytes) exceeds maximum allowed size ({limit} bytes).")
 
 
-def load_text(text, limits=Limits(), *, what="template"):
-    """Parse YAML or JSON text into Python data; raises InvalidTemplate or RequestLimitExceeded."""
+def inspect(data, limits, *, what="template", max_bytes=None):
+    """Refuse bad text, non-finite numbers, deep nesting, too many nodes or bytes in ``data``."""
+    return inspect_document(data, max_depth=limits.max_nesting,
+                            max_nodes=limits.max_document_nodes,
+                            max_bytes=max_bytes or limits.max_template_bytes, what=what)
+
+
+def load_text(text, limits=Limits(), *, what="template", limit=None):
+    """Parse YAML or JSON text into Python data; raises InvalidTemplate or a budget's error."""
     if isinstance(text, bytes):
-        text = text.decode("utf-8", errors="replace")
-    check_size(text, limits)
-    stripped = text.lstrip()
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise InvalidTemplate(f"The {what} is not UTF-8 text: {error}") from None
+    check_size(text, limits, what=what.capitalize(), limit=limit)
+    problem = bad_text(text)
+    if problem:
+        raise InvalidInput(f"Invalid text in the {what}: it holds {problem}.")
+    if text.lstrip().startswith("{"):
+        try:
+            return load_json(text, max_depth=limits.max_nesting,
+                             max_nodes=limits.max_document_nodes, what=what)
+        except InvalidInput:
+            raise
+        except BadRequest as error:
+            if isinstance(error, (NestingTooDeep, RequestLimitExceeded)):
+                raise
+            raise InvalidTemplate(f"Error parsing {what} JSON: {error.message}") from None
     try:
-        if stripped.startswith("{"):
-            data = json.loads(text)
-        else:
-            data = yaml.load(text, Loader=_bounded_loader(limits.max_yaml_aliases))  # noqa: S506
-    except json.JSONDecodeError as error:
-        raise InvalidTemplate(f"Error parsing {what} JSON: {error}") from None
+        data = yaml.load(text, Loader=_bounded_loader(limits))  # noqa: S506
     except yaml.YAMLError as error:
         raise InvalidTemplate(f"Error parsing {what}: {error}") from None
-    if expanded_size(data) > MAX_EXPANDED_NODES:
-        raise RequestLimitExceeded(
-            f"The {what} expands to more than {MAX_EXPANDED_NODES} nodes.")
+    except RecursionError:
+        raise NestingTooDeep(f"The {what} is nested too deeply.") from None
+    inspect(data, limits, what=what, max_bytes=limit)
     return data

@@ -6,13 +6,20 @@ constraints, whose ``description`` becomes the error message. ``Parameters``
 is the typed mapping a stack resolves ``get_param`` from, pseudo
 parameters (``OS::stack_name``...) included.
 """
+import functools
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from heatweb.exceptions import InvalidTemplate, StackValidationFailed, UnknownUserParameter, \
-    UserParameterMissing
+import re2
+
+from heatweb.exceptions import BadRequest, InvalidTemplate, StackValidationFailed, \
+    UnknownUserParameter, UserParameterMissing
+from heatweb.inputs import load_json
+
+DEFAULT_MAX_DEPTH = 64
 
 TYPES = {"string": "String", "number": "Number", "json": "Json",
          "comma_delimited_list": "CommaDelimitedList", "boolean": "Boolean"}
@@ -33,10 +40,17 @@ def parse_number(value):
     """An int or float from a number or its text (booleans are not numbers); ValueError else."""
     if isinstance(value, bool):
         raise ValueError(value)
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
         return value
-    text = str(value).strip()
-    return int(text) if re.fullmatch(r"[-+]?\d+", text) else float(text)
+    if isinstance(value, float):
+        number = value
+    else:
+        text = str(value).strip()
+        number = int(text) if re.fullmatch(r"[-+]?\d{1,4000}", text) else float(text)
+    # nan compares false with every bound, inf passes every max: neither is a number here.
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ValueError(value)
+    return number
 
 
 def _number(value):
@@ -46,7 +60,23 @@ def _number(value):
         raise ParameterValueError(f"Value '{value}' is not a number") from None
 
 
-def _coerce(kind, value):
+@functools.lru_cache(maxsize=256)
+def compile_pattern(pattern):
+    """``pattern`` on RE2, whose matching time is linear in the text (no backtracking).
+
+    Raises ValueError for a pattern RE2 cannot run (back-references, look-arounds).
+    """
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        return re2.compile(pattern, options=options)
+    except re2.error as error:
+        reason = error.args[0].decode() if error.args and isinstance(error.args[0], bytes) \
+            else str(error)
+        raise ValueError(reason) from None
+
+
+def _coerce(kind, value, max_depth=DEFAULT_MAX_DEPTH):
     if kind == "number":
         return _number(value)
     if kind == "boolean":
@@ -62,9 +92,10 @@ def _coerce(kind, value):
         if isinstance(value, (dict, list)):
             return value
         try:
-            parsed = json.loads(value) if isinstance(value, str) else None
-        except ValueError:
-            parsed = None
+            parsed = load_json(value, max_depth=max_depth, max_nodes=10 * len(value) + 10,
+                               what="json parameter") if isinstance(value, str) else None
+        except BadRequest as error:
+            raise ParameterValueError(f"Value must be valid JSON: {error.message}") from None
         if not isinstance(parsed, (dict, list)):
             raise ParameterValueError(f"Value must be valid JSON: {value}")
         return parsed
@@ -111,7 +142,7 @@ class Constraint:
             if any(i not in allowed for i in items):
                 return f'"{value}" is not an allowed value {spec}'
         elif self.kind == "allowed_pattern":
-            if not re.fullmatch(spec, str(value)):
+            if not compile_pattern(spec).fullmatch(str(value)):
                 return f'"{value}" does not match pattern "{spec}"'
         return None
 
@@ -142,9 +173,10 @@ class ParamSchema:
     label: str | None = None
     description: str = ""
     constraints: list = field(default_factory=list)
+    max_depth: int = DEFAULT_MAX_DEPTH
 
     @classmethod
-    def from_template(cls, name, data):
+    def from_template(cls, name, data, *, max_depth=DEFAULT_MAX_DEPTH):
         if not isinstance(data, Mapping):
             raise InvalidTemplate(f"Invalid parameter {name}: the schema must be a mapping")
         unknown = set(data) - SCHEMA_KEYS
@@ -157,7 +189,8 @@ class ParamSchema:
         schema = cls(name=name, type=kind, hidden=bool(data.get("hidden", False)),
                      immutable=_immutable(name, data),
                      label=data.get("label"), description=data.get("description") or "",
-                     constraints=[_constraint(name, kind, c) for c in data.get("constraints") or []])
+                     constraints=[_constraint(name, kind, c) for c in data.get("constraints") or []],
+                     max_depth=max_depth)
         if data.get("default") is not None:
             try:
                 schema.default = schema.coerce(data["default"])
@@ -169,7 +202,7 @@ class ParamSchema:
     def coerce(self, value):
         """The typed, constraint-checked value; raises StackValidationFailed naming the parameter."""
         try:
-            typed = _coerce(self.type, value)
+            typed = _coerce(self.type, value, self.max_depth)
             for constraint in self.constraints:
                 constraint.check(typed, self.type)
         except ParameterValueError as error:
@@ -218,11 +251,30 @@ def _constraint(name, kind, data):
     if ckind == "allowed_values" and not isinstance(spec, list):
         raise InvalidTemplate(f"allowed_values for parameter {name} must be a list")
     if ckind == "allowed_pattern":
+        if not isinstance(spec, str):
+            raise InvalidTemplate(f"Invalid allowed_pattern for parameter {name}: "
+                                  f"must be a string")
         try:
-            re.compile(spec)
-        except (re.error, TypeError):
-            raise InvalidTemplate(f"Invalid allowed_pattern for parameter {name}") from None
+            compile_pattern(spec)
+        except ValueError as error:
+            raise InvalidTemplate(f"Invalid allowed_pattern for parameter {name}: {error} "
+                                  f"(patterns run on RE2: no back-references or "
+                                  f"look-arounds)") from None
+    if ckind in ("length", "range", "modulo"):
+        _check_bounds(name, ckind, spec)
     return Constraint(kind=ckind, spec=spec, description=data.get("description"))
+
+
+def _check_bounds(name, ckind, spec):
+    keys = ("step", "offset") if ckind == "modulo" else ("min", "max")
+    for key in keys:
+        bound = spec.get(key)
+        if bound is None:
+            continue
+        if isinstance(bound, bool) or not isinstance(bound, (int, float)) or \
+                not math.isfinite(bound):
+            raise InvalidTemplate(f"Invalid {ckind} constraint for parameter {name}: {key} "
+                                  f"must be a finite number")
 
 
 class Parameters(Mapping):

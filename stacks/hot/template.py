@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from heatweb.exceptions import CircularDependencyException, InvalidTemplate, \
     InvalidTemplateReference, InvalidTemplateVersion, RequestLimitExceeded, \
     ResourceTypeNotFound, StackValidationFailed
-from stacks.hot.functions import CONDITION_FUNCTIONS, Resolver, function_name, references
-from stacks.hot.loader import Limits, check_size, load_text
+from stacks.hot.functions import CONDITION_FUNCTIONS, Budget, Resolver, function_name, \
+    references
+from stacks.hot.loader import Limits, inspect, load_text
 from stacks.hot.parameters import ParamSchema, Parameters
 from stacks.hot.versions import has_conditions, version_info, version_names
 
@@ -50,7 +51,8 @@ class Template:
         if isinstance(source, (str, bytes)):
             raw = load_text(source, limits)
         else:
-            check_size(json.dumps(source), limits)
+            # The same measure as for text, so a stored template always parses again.
+            inspect(source, limits)
             raw = source
         if not isinstance(raw, Mapping):
             raise InvalidTemplate("The template is not a JSON object or YAML mapping.")
@@ -82,7 +84,8 @@ class Template:
         self.parameter_groups = raw.get("parameter_groups") or []
         if not isinstance(self.parameter_groups, list):
             raise InvalidTemplate("parameter_groups should be a list")
-        self.param_schemas = {name: ParamSchema.from_template(name, data)
+        self.param_schemas = {name: ParamSchema.from_template(name, data,
+                                                              max_depth=self.limits.max_nesting)
                               for name, data in self._section("parameters").items()}
         if len(self.resources) > self.limits.max_resources:
             raise RequestLimitExceeded(
@@ -199,11 +202,21 @@ class Template:
 
     # Resolution ---------------------------------------------------------------------------
 
-    def resolve(self, snippet, params, lookup, path="template"):
-        return Resolver(self, params, lookup).resolve(snippet, path)
+    def budget(self):
+        """A fresh budget for the values one evaluation may produce (``Limits``)."""
+        return Budget(per_value=self.limits.max_value_bytes,
+                      total=self.limits.max_resolved_bytes)
+
+    def resolve(self, snippet, params, lookup, path="template", *, budget=None):
+        return Resolver(self, params, lookup, budget).resolve(snippet, path)
 
     def validate(self, params, *, resource_type_exists):
-        """Check types, functions and references of every section for these parameters."""
+        """Check types, functions and references of every section for these parameters.
+
+        One budget covers the whole template, so the sum of everything its
+        functions produce is bounded too.
+        """
+        budget = self.budget()
         for name in self.conditions:
             self.condition_value(name, params, f"conditions.{name}")
         definitions = self.resource_definitions(params)
@@ -211,11 +224,12 @@ class Template:
             if not resource_type_exists(data["type"]):
                 raise ResourceTypeNotFound(type_name=data["type"])
             if name in definitions:
-                self.resolve(data.get("properties"), params, None, f"resources.{name}.properties")
-                self.resolve(data.get("metadata"), params, None, f"resources.{name}.metadata")
+                for section in ("properties", "metadata"):
+                    self.resolve(data.get(section), params, None,
+                                 f"resources.{name}.{section}", budget=budget)
         for name, data in self.outputs.items():
             if self.enabled(data, params, f"outputs.{name}"):
-                self.resolve(data["value"], params, None, f"outputs.{name}")
+                self.resolve(data["value"], params, None, f"outputs.{name}", budget=budget)
 
     def resource_definitions(self, params):
         """The enabled resources' definitions, in template order."""

@@ -78,14 +78,6 @@ class Resource(models.Model):
     def begin_check(self):
         pass
 
-    @transition(field=state, source=st.RESOURCE_SOURCES["LOCK"], target="LOCK_IN_PROGRESS")
-    def begin_lock(self):
-        pass
-
-    @transition(field=state, source=st.RESOURCE_SOURCES["UNLOCK"], target="UNLOCK_IN_PROGRESS")
-    def begin_unlock(self):
-        pass
-
     @transition(field=state, source=st.IN_PROGRESS_STATES, target=_same_action(st.COMPLETE))
     def mark_complete(self):
         pass

@@ -72,6 +72,7 @@ class Stack(models.Model):
 
     @property
     def is_locked(self):
+        """Locked itself (shown as a badge); ``states.lock_holder`` also asks the ancestors."""
         return self.state in st.LOCKED_STATES
 
     @property
@@ -98,37 +99,47 @@ class Stack(models.Model):
         pass
 
     @transition(field=state, source=st.STACK_SOURCES["UPDATE"], target="UPDATE_IN_PROGRESS",
-                conditions=[st.not_suspended_under_unlock])
+                conditions=[st.not_suspended_under_unlock, st.no_ancestor_lock])
     def begin_update(self):
         pass
 
-    @transition(field=state, source=st.STACK_SOURCES["DELETE"], target="DELETE_IN_PROGRESS")
+    @transition(field=state, source=st.STACK_SOURCES["DELETE"], target="DELETE_IN_PROGRESS",
+                conditions=[st.no_ancestor_lock])
     def begin_delete(self):
         pass
 
-    @transition(field=state, source=st.STACK_SOURCES["SUSPEND"], target="SUSPEND_IN_PROGRESS")
+    @transition(field=state, source=st.STACK_SOURCES["SUSPEND"], target="SUSPEND_IN_PROGRESS",
+                conditions=[st.no_ancestor_lock])
     def begin_suspend(self):
         pass
 
     @transition(field=state, source=st.STACK_SOURCES["RESUME"], target="RESUME_IN_PROGRESS",
-                conditions=[st.suspended_if_unlocked])
+                conditions=[st.suspended_if_unlocked, st.no_ancestor_lock])
     def begin_resume(self):
         pass
 
-    @transition(field=state, source=st.STACK_SOURCES["CHECK"], target="CHECK_IN_PROGRESS")
+    @transition(field=state, source=st.STACK_SOURCES["CHECK"], target="CHECK_IN_PROGRESS",
+                conditions=[st.no_ancestor_lock])
     def begin_check(self):
         pass
 
-    @transition(field=state, source=st.STACK_SOURCES["ROLLBACK"], target="ROLLBACK_IN_PROGRESS")
+    @transition(field=state, source=st.STACK_SOURCES["ROLLBACK"], target="ROLLBACK_IN_PROGRESS",
+                conditions=[st.no_ancestor_lock])
     def begin_rollback(self):
         pass
 
-    @transition(field=state, source=st.STACK_SOURCES["LOCK"], target="LOCK_IN_PROGRESS")
+    @transition(field=state, source=st.STACK_SOURCES["LOCK"], target="LOCK_IN_PROGRESS",
+                conditions=[st.no_ancestor_lock])
     def begin_lock(self):
         pass
 
+    @transition(field=state, source=st.STACK_SOURCES["LOCK"], target="LOCK_IN_PROGRESS",
+                conditions=[st.parent_locking])
+    def begin_lock_from_parent(self):
+        """A nested stack takes the lock its parent is taking."""
+
     @transition(field=state, source=st.STACK_SOURCES["UNLOCK"], target="UNLOCK_IN_PROGRESS",
-                conditions=[st.parent_not_locked])
+                conditions=[st.no_ancestor_lock])
     def begin_unlock(self):
         pass
 

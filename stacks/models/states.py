@@ -28,8 +28,14 @@ def states(actions=ACTIONS, statuses=STATUSES, exclude=()):
 
 IN_PROGRESS_STATES = states(statuses=(IN_PROGRESS,))
 FINAL_STATES = states(statuses=(COMPLETE, FAILED))
-LOCKED_STATES = ("LOCK_IN_PROGRESS", "LOCK_COMPLETE", "LOCK_FAILED",
-                 "UNLOCK_IN_PROGRESS", "UNLOCK_FAILED")
+# A stack holds a lock over its nested stacks while in one of these states
+# (an unlocking parent releases its children one by one, each still locked).
+LOCK_HOLDING_STATES = ("LOCK_IN_PROGRESS", "LOCK_COMPLETE", "LOCK_FAILED")
+# A stack is locked itself while its lock holds or is being released.
+LOCKED_STATES = (*LOCK_HOLDING_STATES, "UNLOCK_IN_PROGRESS", "UNLOCK_FAILED")
+# Actions that run under the resource lock but leave the resource's state as
+# it was (a suspended server stays SUSPEND_COMPLETE while locked).
+STATELESS_ACTIONS = ("LOCK", "UNLOCK")
 
 # Stack: where each user-visible action may start from -------------------------
 _NOT_LOCKED_FINAL = [s for s in FINAL_STATES if s not in LOCKED_STATES]
@@ -41,8 +47,11 @@ STACK_SOURCES = {
     "UPDATE": [s for s in _NOT_LOCKED_FINAL
                if split(s)[0] not in ("INIT", "SUSPEND", "DELETE")]
     + ["CREATE_IN_PROGRESS", "UPDATE_IN_PROGRESS"],
+    # Convergence: a delete supersedes any action in progress but a lock's or
+    # another delete's (a stack waiting for an agent that never comes can go).
     "DELETE": [s for s in _NOT_LOCKED_FINAL if s != "DELETE_COMPLETE"]
-    + ["LOCK_FAILED", "UNLOCK_FAILED"],
+    + ["LOCK_FAILED", "UNLOCK_FAILED"]
+    + [s for s in IN_PROGRESS_STATES if split(s)[0] not in ("DELETE", "LOCK", "UNLOCK")],
     "SUSPEND": [s for s in _NOT_LOCKED_FINAL
                 if split(s)[0] not in ("INIT", "DELETE")
                 and (split(s)[1] == COMPLETE or split(s)[0] == "SUSPEND")],
@@ -63,8 +72,6 @@ RESOURCE_SOURCES = {
                 and (split(s)[1] == COMPLETE or split(s)[0] == "SUSPEND")],
     "RESUME": ["SUSPEND_COMPLETE", "RESUME_FAILED", "RESUME_COMPLETE"],
     "CHECK": [s for s in FINAL_STATES if split(s)[0] not in ("DELETE",)],
-    "LOCK": [s for s in FINAL_STATES if s != "DELETE_COMPLETE"],
-    "UNLOCK": [s for s in FINAL_STATES if s != "DELETE_COMPLETE"],
     "ROLLBACK": [s for s in FINAL_STATES if s != "DELETE_COMPLETE"],
 }
 
@@ -78,12 +85,43 @@ def not_suspended_under_unlock(stack):
     return not (stack.state == "UNLOCK_COMPLETE" and stack.pre_lock_state.startswith("SUSPEND"))
 
 
-PARENT_LOCK_STATES = ("LOCK_IN_PROGRESS", "LOCK_COMPLETE", "LOCK_FAILED")
+def lock_holder(stack):
+    """Who holds a lock over ``stack``: itself when locked, else the nearest ancestor
+    in a lock-holding state; None when nothing does.
+
+    The one answer asked by the transitions' conditions, signals, pages and
+    nested stacks. Costs one query per ancestor (none for a top-level stack).
+    """
+    if stack.state in LOCKED_STATES:
+        return stack
+    return ancestor_lock_holder(stack)
 
 
-def parent_not_locked(stack):
-    """A nested stack follows its parent's lock: it is not unlocked on its own."""
-    return stack.parent_id is None or stack.parent.state not in PARENT_LOCK_STATES
+def ancestor_lock_holder(stack):
+    """The nearest ancestor of ``stack`` holding a lock over it, or None."""
+    current, seen = stack, {stack.pk}
+    while current.parent_id is not None and current.parent_id not in seen:
+        seen.add(current.parent_id)
+        current = current.parent
+        if current.state in LOCK_HOLDING_STATES:
+            return current
+    return None
+
+
+def no_ancestor_lock(stack):
+    """Condition: no ancestor holds a lock (a nested stack follows its parent's lock)."""
+    return ancestor_lock_holder(stack) is None
+
+
+def parent_locking(stack):
+    """Condition of a cascaded lock: the parent is taking its lock now."""
+    return stack.parent_id is not None and stack.parent.state == "LOCK_IN_PROGRESS"
+
+
+def lock_refusal(stack):
+    """The StackLocked error when a lock holds over ``stack`` (see ``lock_holder``), else None."""
+    holder = lock_holder(stack)
+    return None if holder is None else exc.StackLocked(holder.lock_message())
 
 
 def refusal_for(stack, action):
@@ -91,13 +129,15 @@ def refusal_for(stack, action):
     state = stack.state
     current, status = split(state)
     name = stack.name
-    if action == "UNLOCK" and not parent_not_locked(stack):
+    holder = ancestor_lock_holder(stack)
+    if holder is not None and action == "UNLOCK":
         return exc.StackLocked(f"Stack {name} follows the lock of its parent stack "
-                               f"{stack.parent.name}; unlock the parent first.")
-    if current == "LOCK" or state in ("UNLOCK_IN_PROGRESS", "UNLOCK_FAILED"):
-        if action == "UNLOCK":
-            return exc.ActionInProgress(stack_name=name, action=current)
-        return exc.StackLocked(stack.lock_message())
+                               f"{holder.name}; unlock the parent first.")
+    if action == "UNLOCK" and state in LOCKED_STATES:
+        return exc.ActionInProgress(stack_name=name, action=current)
+    locked = lock_refusal(stack)
+    if locked is not None:
+        return locked
     if status == IN_PROGRESS:
         return exc.ActionInProgress(stack_name=name, action=current)
     if action == "UNLOCK":

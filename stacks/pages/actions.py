@@ -11,17 +11,15 @@ from django_fsm import can_proceed
 from heatweb.exceptions import ActionInProgress, StackLocked
 from heatweb.models import ROLE_RANK, Role
 from stacks.models import states as st
-from stacks.services import lifecycle, locking
+from stacks.services import locking
 
-SERVICES = {
-    "suspend": lambda stack, form, user: lifecycle.stack_suspend(stack),
-    "resume": lambda stack, form, user: lifecycle.stack_resume(stack),
-    "check": lambda stack, form, user: lifecycle.stack_check(stack),
-    "delete": lambda stack, form, user: lifecycle.stack_delete(stack),
-    "lock": lambda stack, form, user: locking.stack_lock(
-        stack, level=form.get("level") or None, reason=form.get("reason", "").strip(), user=user),
-    "unlock": lambda stack, form, user: locking.stack_unlock(stack, user=user),
-}
+
+def form_args(action, form):
+    """The door's (``stack_action``) arguments from an action button's form."""
+    if action == "lock":
+        return {"level": form.get("level") or None, "reason": form.get("reason", "").strip()}
+    return {}
+
 
 STARTED = {"suspend": "Suspend", "resume": "Resume", "check": "Check", "delete": "Delete",
            "lock": "Lock", "unlock": "Unlock", "update": "Update"}
@@ -61,7 +59,7 @@ def _availability(stack, role, user, name):
     refusal = locking.lock_change_refusal(stack, user) if name in ("lock", "unlock") else None
     if refusal is not None:
         return False, refusal.message, True
-    if can_proceed(getattr(stack, f"begin_{name}")):
+    if can_proceed(getattr(stack, f"begin_{name}")):  # what the door asks first
         return True, "", False
     refusal = st.refusal_for(stack, name.upper())
     return False, refusal.message, isinstance(refusal, (StackLocked, ActionInProgress))

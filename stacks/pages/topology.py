@@ -50,20 +50,32 @@ class Layout:
 
 
 def _columns(nodes):
+    """Each node's column: the longest chain of requirements below it.
+
+    Iterative (a legal chain of 1000 resources is 1000 levels deep), and a
+    requirement met again while its own column is being worked out (a cycle,
+    which cannot be stored) counts as column 0 instead of looping.
+    """
     by_key = {n.key: n for n in nodes}
     done = {}
-
-    def column(node, path=()):
-        if node.key in done:
-            return done[node.key]
-        if node.key in path:  # a cycle cannot be stored, but never loop on one
-            return 0
-        below = [column(by_key[r], path + (node.key,)) + 1 for r in node.requires if r in by_key]
-        done[node.key] = max(below, default=0)
-        return done[node.key]
-
+    for start in nodes:
+        if start.key in done:
+            continue
+        open_keys = {start.key}
+        stack = [(start, iter(start.requires))]
+        while stack:
+            node, pending = stack[-1]
+            child = next((by_key[r] for r in pending if r in by_key and r not in done
+                          and r not in open_keys), None)
+            if child is not None:
+                open_keys.add(child.key)
+                stack.append((child, iter(child.requires)))
+                continue
+            stack.pop()
+            open_keys.discard(node.key)
+            done[node.key] = max((done[r] + 1 for r in node.requires if r in done), default=0)
     for node in nodes:
-        node.column = column(node)
+        node.column = done[node.key]
 
 
 def layout(resources):

@@ -19,11 +19,12 @@ from heatweb.exceptions import EntityNotFound, HeatError
 from stacks import selectors
 from stacks.forms import StackParametersForm, StackUpdateForm, environment_from_text
 from stacks.pages import selectors as page_selectors
-from stacks.pages.actions import SERVICES, STARTED, action_states, disabled_reasons
+from stacks.pages.actions import STARTED, action_states, disabled_reasons, form_args
 from stacks.pages.forms import LaunchSourceForm, LockForm, constraint_notes
 from stacks.pages.projects import current_project, project_select, require_member
 from stacks.pages.topology import layout
 from stacks.services import lifecycle
+from stacks.services import actions as door
 from stacks.services.definitions import definition_cache
 
 STACKS_PER_PAGE = 20
@@ -153,7 +154,7 @@ def stack_action(request, stack_id, action):
     stack = _stack(request, stack_id)
     try:
         require_member(request.role)
-        SERVICES[action](stack, request.POST, request.user)
+        door.stack_action(stack, action, user=request.user, **form_args(action, request.POST))
     except HeatError as error:
         messages.error(request, error.message)
     else:
@@ -236,8 +237,9 @@ def stack_update(request, stack_id):
         require_member(request.role)
         # PATCH keeps the stored environment (resource_registry, ...) and files,
         # with every parameter of the form given.
-        lifecycle.stack_update(
-            stack, template=stack.raw_template.template, patch=True,
+        door.stack_action(
+            stack, "update", user=request.user, template=stack.raw_template.template,
+            patch=True,
             parameters={n: v for n, v in form.cleaned_data.items() if n in form.schemas})
     except HeatError as error:
         messages.error(request, error.message)

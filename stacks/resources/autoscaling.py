@@ -15,7 +15,7 @@ from stacks.resources.base import ResourcePlugin
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property, Range
 from stacks.resources.stack import ChildStackResource
-from stacks.services import nested
+from stacks.resources.nested_stacks import nested
 
 ADJUSTMENT_TYPES = ("change_in_capacity", "exact_capacity", "percent_change_in_capacity")
 

@@ -3,8 +3,10 @@
 A plugin is a class with a declarative ``properties_schema`` and
 ``attributes_schema`` and two-phase actions: ``handle_<action>()`` starts the
 work and returns a JSON-serialisable cookie, ``check_<action>_complete(cookie)``
-is polled (by a delayed task, possibly in another worker and on a new plugin
-instance) until it returns True. What a later phase needs lives in the
+is asked again (by the engine's poll round, possibly in another worker and on
+a new plugin instance) until it returns True; a plugin whose action waits on
+a cloud object returns ``await_status(...)`` so that many such waits are
+polled with one list call. What a later phase needs lives in the
 cookie, ``physical_id`` or ``data``. Plugins talk to their backend only:
 they never touch stack state or enqueue tasks. Raising fails the resource
 with the error's message.
@@ -15,6 +17,10 @@ from dataclasses import dataclass
 from heatweb.exceptions import StackValidationFailed
 from stacks.hot.values import UNRESOLVED
 from stacks.resources.schema import PropertyError
+
+
+# Where the engine keeps the key it gives a resource's create (see ResourcePlugin.creation_key).
+CREATION_KEY = "heatweb_creation_key"
 
 
 class ResourceFailure(Exception):
@@ -49,6 +55,24 @@ def waited(cookie):
     return not cookie or not isinstance(cookie, dict) or time.time() >= cookie.get("until", 0)
 
 
+def await_status(kind, object_id, *, wanted, failed=()):
+    """A cookie declaring what the action waits on: cloud object ``object_id`` of ``kind``.
+
+    ``kind`` is ``server`` or ``image``. The engine then watches every such
+    object of a project with one list call per poll round (the driver's
+    ``server_statuses``/``image_statuses``) instead of one call per
+    resource, and runs ``check_<action>_complete`` once the status is one
+    of ``wanted`` or ``failed``, with that status in the cookie
+    (``observed_status``).
+    """
+    return {"await": {"kind": kind, "id": object_id, "ready_on": [*wanted, *failed]}}
+
+
+def observed_status(cookie):
+    """The status the engine's poll round saw for an ``await_status`` cookie, or None."""
+    return cookie.get("observed") if isinstance(cookie, dict) else None
+
+
 class ResourcePlugin:
     """Base class: validation from the schema and do-nothing actions."""
 
@@ -71,15 +95,13 @@ class ResourcePlugin:
 
     @property
     def creation_key(self):
-        """Tags the physical object a create makes, so a create run again finds it.
+        """The key the engine gave this create, stored before ``handle_create`` runs.
 
-        Stable across re-runs of this resource row's create (a worker that
-        crashed after the cloud call and before recording the id); a
-        replacement is a new row, hence a new key.
+        A create run again after its engine died gets the same key: a plugin
+        passes it to its cloud, which tags the object with it and returns the
+        object it already made instead of making a second.
         """
-        if self.resource_id is None or self.context is None:
-            return None
-        return f"{self.context.stack_id}.{self.resource_id}"
+        return self.data.get(CREATION_KEY)
 
     # Schema ----------------------------------------------------------------------
 

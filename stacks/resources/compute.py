@@ -2,7 +2,7 @@
 
 The plugins talk to the cloud driver only (``stacks.cloud``).
 """
-from stacks.resources.base import ResourceFailure, ResourcePlugin
+from stacks.resources.base import ResourceFailure, ResourcePlugin, await_status, observed_status
 from stacks.resources.base import cloud_call as _cloud_call
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property
@@ -76,9 +76,16 @@ class Server(ResourcePlugin):
             metadata=props.get("metadata"), user_data=props.get("user_data"),
             networks=self._networks(props), key_name=props.get("key_name"),
             creation_key=self.creation_key)
+        return self._await("ACTIVE")
 
-    def _expect(self, *wanted):
-        status = _cloud_call(self.cloud.server_status, self.physical_id)
+    def _await(self, *wanted):
+        return await_status("server", self.physical_id, wanted=wanted,
+                            failed=("ERROR", "DELETED"))
+
+    def _expect(self, cookie, *wanted):
+        # The poll round passes the status it read for many servers at once.
+        status = observed_status(cookie) or _cloud_call(self.cloud.server_status,
+                                                        self.physical_id)
         if status == "ERROR":
             server = _cloud_call(self.cloud.server_get, self.physical_id) or {}
             fault = server.get("fault") or "Unknown"
@@ -89,7 +96,7 @@ class Server(ResourcePlugin):
         return status in wanted
 
     def check_create_complete(self, cookie):
-        return self._expect("ACTIVE")
+        return self._expect(cookie, "ACTIVE")
 
     def handle_update(self, new_properties, changed):
         if _cloud_call(self.cloud.server_get, self.physical_id) is None:
@@ -113,33 +120,43 @@ class Server(ResourcePlugin):
         if _cloud_call(self.cloud.server_status, self.physical_id) == "VERIFY_RESIZE":
             _cloud_call(self.cloud.server_confirm_resize, self.physical_id)
             return False
-        return self._expect("ACTIVE")
+        return self._expect(None, "ACTIVE")
 
     def handle_delete(self):
         if self.physical_id:
             _cloud_call(self.cloud.server_delete, self.physical_id)
+            return await_status("server", self.physical_id, wanted=("DELETED",),
+                                failed=("ERROR",))
+        return None
 
     def check_delete_complete(self, cookie):
-        return not self.physical_id or self.cloud.server_status(self.physical_id) == "DELETED"
+        if not self.physical_id:
+            return True
+        status = observed_status(cookie) or self.cloud.server_status(self.physical_id)
+        if status == "ERROR":
+            raise ResourceFailure(f"Server {self.physical_id} went to status {status}")
+        return status == "DELETED"
 
     def handle_suspend(self):
         _cloud_call(self.cloud.server_suspend, self.physical_id)
+        return self._await("SUSPENDED")
 
     def check_suspend_complete(self, cookie):
-        return self._expect("SUSPENDED")
+        return self._expect(cookie, "SUSPENDED")
 
     def handle_resume(self):
         _cloud_call(self.cloud.server_resume, self.physical_id)
+        return self._await("ACTIVE")
 
     def check_resume_complete(self, cookie):
-        return self._expect("ACTIVE")
+        return self._expect(cookie, "ACTIVE")
 
     def handle_check(self):
         if _cloud_call(self.cloud.server_get, self.physical_id) is None:
             raise ResourceFailure(f"Server {self.physical_id} does not exist")
 
     def check_check_complete(self, cookie):
-        return self._expect("ACTIVE", "SUSPENDED")
+        return self._expect(cookie, "ACTIVE", "SUSPENDED")
 
     def handle_lock(self):
         server = _cloud_call(self.cloud.server_get, self.physical_id)
@@ -158,14 +175,18 @@ class Server(ResourcePlugin):
         if self.physical_id and not was_locked:
             _cloud_call(self.cloud.server_unlock, self.physical_id)
 
-    def get_attribute(self, name, *path):
+    def attributes(self):
+        """Every attribute from one ``server_get`` (not one call per attribute)."""
         server = self.cloud.server_get(self.physical_id) if self.physical_id and self.context \
             else None
         if server is None:
-            return None
+            return {name: None for name in self.attributes_schema}
         networks = {net: [a["addr"] for a in addrs]
                     for net, addrs in (server.get("addresses") or {}).items()}
         first = next((addrs[0] for addrs in networks.values() if addrs), "")
         return {"name": server["name"], "first_address": first, "accessIPv4": first,
                 "addresses": server["addresses"], "networks": networks,
-                "instance_name": f"instance-{server['id'][:8]}", "show": server}.get(name)
+                "instance_name": f"instance-{server['id'][:8]}", "show": server}
+
+    def get_attribute(self, name, *path):
+        return self.attributes().get(name)

@@ -11,7 +11,7 @@ from heatweb.exceptions import StackValidationFailed
 from stacks.resources.base import ResourcePlugin
 from stacks.resources.registry import register
 from stacks.resources.schema import Attribute, Property
-from stacks.services import nested
+from stacks.resources.nested_stacks import nested
 
 
 class ChildStackResource(ResourcePlugin):

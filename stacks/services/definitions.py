@@ -5,13 +5,16 @@ one template version: the parsed template, typed parameters, resource
 definitions and the plugin class of each. Building one validates the whole
 request; nothing is stored before it succeeds.
 """
+import json
 from collections import OrderedDict
 from dataclasses import dataclass
 
 from django.conf import settings
 
-from heatweb.exceptions import InvalidTemplate, StackValidationFailed
-from stacks.hot import Limits, Template
+from heatweb.exceptions import BadRequest, InvalidTemplate, RequestLimitExceeded, \
+    StackValidationFailed
+from stacks.hot import Limits, Template, load_text
+from stacks.hot.loader import check_size
 from stacks.resources import registry
 
 ENV_SECTIONS = {"parameters", "parameter_defaults", "resource_registry", "event_sinks",
@@ -34,21 +37,54 @@ def limits():
     cfg = settings.HEATWEB
     return Limits(max_template_bytes=cfg["MAX_TEMPLATE_BYTES"],
                   max_resources=cfg["MAX_RESOURCES_PER_STACK"],
-                  max_yaml_aliases=cfg["MAX_YAML_ALIASES"])
+                  max_yaml_aliases=cfg["MAX_YAML_ALIASES"],
+                  max_document_nodes=cfg["MAX_DOCUMENT_NODES"],
+                  max_nesting=cfg["MAX_NESTING"],
+                  max_value_bytes=cfg["MAX_VALUE_BYTES"],
+                  max_resolved_bytes=cfg["MAX_RESOLVED_BYTES"])
+
+
+def check_files(files):
+    """``files`` is a mapping of names to text, each and all within their budgets."""
+    if not isinstance(files, dict):
+        raise BadRequest("files must be a mapping of file name to content.")
+    cfg, total = settings.HEATWEB, 0
+    for name, content in files.items():
+        if not isinstance(content, str):
+            raise BadRequest(f"The content of file {str(name)[:80]} must be text.")
+        size = len(content.encode("utf-8", errors="surrogatepass"))
+        if size > cfg["MAX_FILE_BYTES"]:
+            raise RequestLimitExceeded(f"File {str(name)[:80]} ({size} bytes) exceeds the "
+                                       f"maximum file size ({cfg['MAX_FILE_BYTES']} bytes).")
+        total += size
+    if total > cfg["MAX_FILES_BYTES"]:
+        raise RequestLimitExceeded(f"The files ({total} bytes) exceed the maximum total size "
+                                   f"of files ({cfg['MAX_FILES_BYTES']} bytes).")
+    return files
 
 
 def parse_template(source, files=None):
     if source in (None, "", {}):
         raise InvalidTemplate("No template specified.")
-    return Template.parse(source, files=files or {}, limits=limits())
+    return Template.parse(source, files=check_files(files or {}), limits=limits())
+
+
+def _check_environment_size(environment):
+    limit = settings.HEATWEB["MAX_ENVIRONMENT_BYTES"]
+    text = environment if isinstance(environment, str) else json.dumps(environment)
+    check_size(text, limits(), what="Environment", limit=limit)
 
 
 def normalize_environment(environment, parameters=None):
     """Heat's environment document with the request's parameters overlaid."""
+    if environment is not None:
+        _check_environment_size(environment)
     if isinstance(environment, str):
-        from stacks.hot import load_text
-
-        environment = load_text(environment, limits()) if environment.strip() else {}
+        environment = load_text(environment, limits(), what="environment",
+                                limit=settings.HEATWEB["MAX_ENVIRONMENT_BYTES"]) \
+            if environment.strip() else {}
+    if environment is not None and not isinstance(environment, dict):
+        raise InvalidTemplate("The environment is not a JSON object or YAML mapping.")
     environment = dict(environment or {})
     unknown = set(environment) - ENV_SECTIONS
     if unknown:
@@ -56,6 +92,8 @@ def normalize_environment(environment, parameters=None):
     for key in ("parameters", "parameter_defaults", "resource_registry"):
         if not isinstance(environment.get(key, {}), dict):
             raise InvalidTemplate(f"environment section {key} must be a mapping")
+    if parameters is not None and not isinstance(parameters, dict):
+        raise BadRequest("parameters must be a mapping.")
     merged = dict(environment.get("parameters") or {})
     merged.update(parameters or {})
     environment["parameters"] = merged

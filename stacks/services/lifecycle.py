@@ -8,23 +8,26 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django_fsm import TransitionNotAllowed
 
-from convergence.graph import converge_graph, walk_graph
+from convergence.graph import Graph, converge_graph, walk_graph
 from convergence.services import new_traversal_id, stack_save_cas, traversal_begin, \
     traversal_fail
 from heatweb.exceptions import StackExists
+from heatweb.keystone import stack_trust_create
 from stacks.models import RawTemplate, Resource, Stack
 from stacks.models import states as st
 from stacks.services.definitions import build_definition, normalize_environment, \
     parse_template
+from stacks.services.create_replay import create_replayed
 from stacks.services.events import stack_event
 
 EMPTY_TEMPLATE = {"heat_template_version": "2013-05-23"}
 
 
-def _begin(stack, action):
-    """Apply the ``begin_<action>`` transition or raise the state table's refusal."""
+def _begin(stack, action, *, transition=None):
+    """Apply the ``begin_<transition or action>`` transition or raise the state table's
+    refusal for ``action``."""
     try:
-        getattr(stack, f"begin_{action.lower()}")()
+        getattr(stack, f"begin_{transition or action.lower()}")()
     except TransitionNotAllowed:
         raise st.refusal_for(stack, action) from None
 
@@ -33,8 +36,12 @@ def _live_resources(stack):
     return list(Resource.objects.filter(stack=stack).exclude(state="DELETE_COMPLETE"))
 
 
-def _converge(stack, definition, raw, *, existing, reason, cas_fields):
-    """Resource rows for new names, the graph, the CAS save and the traversal."""
+def _converge(stack, definition, raw, *, existing, reason, cas_fields, unchanged=False):
+    """Resource rows for new names, the graph, the CAS save and the traversal.
+
+    ``unchanged``: the stack already is what the definition says, so the
+    traversal has no resource nodes (it completes at once: O(1) tasks).
+    """
     current = {r.name: r for r in existing if r.replaced_by_id is None}
     names = definition.resources if definition else {}
     new_rows = [Resource(stack=stack, name=n, type=d.type, template=raw)
@@ -44,7 +51,7 @@ def _converge(stack, definition, raw, *, existing, reason, cas_fields):
     new_requires = {
         by_name[n].pk: sorted(by_name[d].pk for d in d_.depends_on if d in names)
         for n, d_ in names.items()}
-    graph = converge_graph(
+    graph = Graph() if unchanged else converge_graph(
         new_requires=new_requires,
         existing_requires={r.pk: list(r.requires) for r in existing},
         in_new_template={by_name[n].pk for n in names if n in current})
@@ -56,7 +63,11 @@ def _converge(stack, definition, raw, *, existing, reason, cas_fields):
 def stack_create(*, project, user, name, template, environment=None, parameters=None,
                  files=None, timeout_mins=None, disable_rollback=True, tags=None,
                  parent=None, parent_resource_name=""):
-    """Validate and store a new stack, then start its CREATE traversal."""
+    """Validate and store a new stack, then start its CREATE traversal.
+
+    A repeat of the create that made a live stack of that name returns that
+    stack (``create_replay``); any other create of a taken name is 409.
+    """
     import uuid
 
     files = files or {}
@@ -66,7 +77,13 @@ def stack_create(*, project, user, name, template, environment=None, parameters=
                                   stack_id=str(stack_id), project_id=project.pk)
     try:
         with transaction.atomic():
-            if Stack.objects.filter(project=project, name=name, deleted_at__isnull=True).exists():
+            existing = Stack.objects.select_related("raw_template").filter(
+                project=project, name=name, deleted_at__isnull=True).first()
+            if existing is not None:
+                if create_replayed(existing, user=user, template=definition.template.raw,
+                                   environment=env, files=files, timeout_mins=timeout_mins,
+                                   disable_rollback=disable_rollback, tags=tags):
+                    return existing
                 raise StackExists(stack_name=name)
             raw = RawTemplate.objects.create(template=definition.template.raw, files=files,
                                              environment=env)
@@ -76,6 +93,7 @@ def stack_create(*, project, user, name, template, environment=None, parameters=
                           parent_resource_name=parent_resource_name,
                           nested_depth=parent.nested_depth + 1 if parent else 0)
             stack.save()
+            stack_trust_create(stack, user=user)
             old_state = stack.state
             _begin(stack, "CREATE")
             _converge(stack, definition, raw, existing=[], reason="Stack CREATE started",
@@ -112,11 +130,30 @@ def stack_update(stack, *, template=None, environment=None, parameters=None, fil
         if tags is not None:
             fields["tags"] = tags
         stack.raw_template = raw
-        _converge(stack, definition, raw, existing=_live_resources(stack),
-                  reason="Stack UPDATE started",
+        existing = _live_resources(stack)
+        _converge(stack, definition, raw, existing=existing, reason="Stack UPDATE started",
                   cas_fields=dict(expected_state=old_state, expected_traversal=old_traversal,
-                                  **fields))
+                                  **fields),
+                  unchanged=_nothing_to_update(old_state, old_raw, raw, definition, existing))
     return stack
+
+
+def _nothing_to_update(old_state, old_raw, raw, definition, existing):
+    """Same template, environment and files, and every resource complete as it stands.
+
+    Then every update node would find its properties unchanged, so the
+    update runs no resource node at all.
+    """
+    if st.split(old_state)[1] != st.COMPLETE or st.split(old_state)[0] in ("DELETE", "INIT"):
+        return False
+    if (old_raw.template, old_raw.environment, old_raw.files) != \
+            (raw.template, raw.environment, raw.files):
+        return False
+    types = {name: defn.type for name, defn in definition.resources.items()}
+    if len(existing) != len(types):
+        return False
+    return all(types.get(r.name) == r.type and r.status == st.COMPLETE and r.action != "DELETE"
+               and r.replaced_by_id is None and r.engine_id is None for r in existing)
 
 
 def update_definition(stack, *, template, environment, parameters, files, patch,

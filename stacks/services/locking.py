@@ -32,9 +32,9 @@ def _require_may_change(stack, user):
         raise refusal
 
 
-def _walk_start(stack, action, *, reason, **fields):
+def _walk_start(stack, action, *, reason, transition=None, **fields):
     old_state, old_traversal = stack.state, stack.current_traversal
-    _begin(stack, action)
+    _begin(stack, action, transition=transition)
     existing = list(Resource.objects.filter(stack=stack, replaced_by__isnull=True)
                     .exclude(state__in=("DELETE_COMPLETE", st.INIT_COMPLETE)))
     ids = {r.pk for r in existing}
@@ -46,29 +46,39 @@ def _walk_start(stack, action, *, reason, **fields):
     traversal_begin(stack, traversal_id=traversal_id, graph=graph, reason=reason)
 
 
-def stack_lock(stack, *, level=None, reason="", user=None, cascade=False):
-    """Lock the stack (and nested stacks); at level ``all`` lock/protect resources too.
-
-    ``cascade``: the lock comes from the parent stack, which already checked
-    who may change it.
-    """
-    level = level or "all"
-    if level not in LEVELS:
+def check_lock_arguments(*, level=None, reason="", **_):
+    """BadRequest for a lock level or reason a lock cannot take."""
+    if level is not None and level not in LEVELS:
         raise BadRequest(f'Invalid lock level "{level}": must be "all" or "stacks".')
     if reason is not None and not isinstance(reason, str):
         raise BadRequest("The lock reason must be a string.")
-    if not cascade:
+
+
+def stack_lock(stack, *, level=None, reason="", user=None, cascade_from=None):
+    """Lock the stack (and nested stacks); at level ``all`` lock/protect resources too.
+
+    ``cascade_from``: the parent stack taking its lock; the child copies its
+    level, reason, locker and whether a cloud admin locked it.
+    """
+    if cascade_from is not None:
+        level, reason, user = cascade_from.lock_level, cascade_from.lock_reason, \
+            cascade_from.locked_by
+        by_admin = cascade_from.locked_by_admin
+    else:
         _require_may_change(stack, user)
+        by_admin = bool(user and is_cloud_admin(user))
+    check_lock_arguments(level=level, reason=reason)
+    level = level or "all"
     relocking = stack.state in st.LOCKED_STATES or stack.state == "UNLOCK_COMPLETE"
     pre_lock_state = stack.pre_lock_state if relocking else stack.state
     who = user.username if user else "the engine"
-    who = f"{who} (through its parent stack)" if cascade else who
+    who = f"{who} (through its parent stack)" if cascade_from is not None else who
     note = f": {reason}" if reason else ""
     with transaction.atomic():
         _walk_start(stack, "LOCK", reason=f"Stack LOCK started (level {level}) by {who}{note}",
+                    transition="lock_from_parent" if cascade_from is not None else None,
                     lock_level=level, lock_reason=reason or "",
-                    locked_by_id=user.pk if user else None,
-                    locked_by_admin=bool(user and is_cloud_admin(user)),
+                    locked_by_id=user.pk if user else None, locked_by_admin=by_admin,
                     locked_at=timezone.now(), pre_lock_state=pre_lock_state)
     return stack
 

@@ -1,11 +1,20 @@
-"""Child stacks on behalf of a parent's resource (OS::Heat::Stack, template resources)."""
+"""Child stacks on behalf of a parent's resource (OS::Heat::Stack, template resources).
+
+Every change to an existing child goes through the door
+(``stacks.services.actions.stack_action``), as a user's would.
+"""
 import secrets
 
 from django.conf import settings
+from django_fsm import can_proceed
 
-from heatweb.exceptions import StackValidationFailed
+from heatweb.exceptions import RequestLimitExceeded, StackValidationFailed
 from stacks.models import Stack
+from stacks.models import states as st
+from stacks.resources.base import ResourceFailure
+from stacks.selectors import stack_outputs
 from stacks.services import lifecycle
+from stacks.services.actions import stack_action
 
 
 def nested_create(*, parent_id, resource_name, template, parameters, files, timeout_mins=None):
@@ -13,6 +22,7 @@ def nested_create(*, parent_id, resource_name, template, parameters, files, time
     limit = settings.HEATWEB["MAX_NESTED_DEPTH"]
     if parent.nested_depth + 1 > limit:
         raise StackValidationFailed(f"Recursion depth exceeds {limit}.")
+    _check_tree_resources(parent, template, files)
     name = f"{parent.name}-{resource_name}-{secrets.token_hex(6)}"
     child = lifecycle.stack_create(
         project=parent.project, user=parent.user, name=name, template=template,
@@ -21,48 +31,75 @@ def nested_create(*, parent_id, resource_name, template, parameters, files, time
     return str(child.pk)
 
 
+def _tree_stack_ids(stack):
+    """Ids of the stacks of ``stack``'s whole tree (from its root down), one query a level."""
+    root_id, parent_id = stack.pk, stack.parent_id
+    while parent_id is not None:
+        root_id, parent_id = parent_id, Stack.objects.filter(pk=parent_id).values_list(
+            "parent_id", flat=True).first()
+    ids, level = [root_id], [root_id]
+    while level:
+        level = list(Stack.objects.filter(parent_id__in=level, deleted_at__isnull=True)
+                     .values_list("pk", flat=True))
+        ids.extend(level)
+    return ids
+
+
+def _check_tree_resources(parent, template, files, *, replacing=None):
+    """As Heat: a whole tree of nested stacks counts against ``max_resources_per_stack``.
+
+    ``replacing``: the stack whose resources the new template replaces (an update).
+    """
+    from stacks.models import Resource
+    from stacks.services.definitions import parse_template
+
+    limit = settings.HEATWEB["MAX_RESOURCES_PER_STACK"]
+    new = len(parse_template(template, files).resources)
+    rows = Resource.objects.filter(stack_id__in=_tree_stack_ids(parent),
+                                   replaced_by__isnull=True).exclude(state="DELETE_COMPLETE")
+    existing = (rows.exclude(stack_id=replacing) if replacing else rows).count()
+    if existing + new > limit:
+        raise RequestLimitExceeded(
+            f"Maximum resources per stack exceeded: the stack tree would have "
+            f"{existing + new} resources (at most {limit}).")
+
+
 def nested_get(child_id):
     return Stack.objects.select_related("raw_template").filter(pk=child_id).first()
 
 
 def nested_update(child_id, *, template, parameters, files, timeout_mins=None):
     child = nested_get(child_id)
-    lifecycle.stack_update(child, template=template, parameters=parameters, files=files,
-                           timeout_mins=timeout_mins)
+    _check_tree_resources(child, template, files, replacing=child.pk)
+    stack_action(child, "update", template=template, parameters=parameters, files=files,
+                 timeout_mins=timeout_mins)
 
 
 def nested_delete(child_id, *, first_step=True):
     """One step of deleting the child; True when there is nothing (left) to delete.
 
     A child still locked (it follows its parent's lock) is unlocked first,
-    then deleted; a failed delete of ours fails the parent's resource.
+    then deleted; a child in progress is deleted at once (the delete supersedes
+    its action); a failed delete of ours fails the parent's resource.
     """
-    from stacks.models import states as st
-    from stacks.resources.base import ResourceFailure
-    from stacks.services import locking
-
     child = nested_get(child_id)
     if child is None or child.deleted_at is not None:
         return True
     if child.state == "LOCK_COMPLETE":
-        locking.stack_unlock(child, cascade=True)
+        stack_action(child, "unlock", cascade=True)
     elif child.state == "DELETE_FAILED" and not first_step:
         raise ResourceFailure(child.status_reason)
-    elif child.state not in st.IN_PROGRESS_STATES:
-        lifecycle.stack_delete(child)
+    elif can_proceed(child.begin_delete):
+        stack_action(child, "delete")
     return False
 
 
 def nested_action(child_id, action):
-    child = nested_get(child_id)
-    {"SUSPEND": lifecycle.stack_suspend, "RESUME": lifecycle.stack_resume,
-     "CHECK": lifecycle.stack_check}[action](child)
+    stack_action(nested_get(child_id), action.lower())
 
 
 def nested_progress(child_id, action):
     """True when the child finished ``action``; raises with its reason when it failed."""
-    from stacks.resources.base import ResourceFailure
-
     child = nested_get(child_id)
     if child is None:
         if action == "DELETE":
@@ -78,8 +115,6 @@ def nested_progress(child_id, action):
 
 
 def nested_outputs(child_id):
-    from stacks.selectors import stack_outputs
-
     child = nested_get(child_id)
     if child is None or child.deleted_at is not None:
         return {}
@@ -87,27 +122,21 @@ def nested_outputs(child_id):
 
 
 def nested_lock(child_id, *, parent_id):
-    """Lock the child at its parent's level; False when it already is (nothing to wait for)."""
-    from stacks.services import locking
-
+    """Lock the child as its parent is locked; False when it already is (nothing to wait for)."""
     parent = Stack.objects.select_related("locked_by").get(pk=parent_id)
     child = nested_get(child_id)
     if child is None or child.deleted_at is not None:
         return False
     if child.state == "LOCK_COMPLETE" and child.lock_level == parent.lock_level:
         return False
-    locking.stack_lock(child, level=parent.lock_level, reason=parent.lock_reason,
-                       user=parent.locked_by, cascade=True)
+    stack_action(child, "lock", cascade_from=parent)
     return True
 
 
 def nested_unlock(child_id):
     """Unlock the child; False when it is not locked (nothing to wait for)."""
-    from stacks.models import states as st
-    from stacks.services import locking
-
     child = nested_get(child_id)
     if child is None or child.deleted_at is not None or child.state not in st.LOCKED_STATES:
         return False
-    locking.stack_unlock(child, cascade=True)
+    stack_action(child, "unlock", cascade=True)
     return True

@@ -1,10 +1,10 @@
 """Resource signals: from the API, from signed webhook URLs, from agents.
 
-Every signal goes through ``resource_signal``: a signal to a stack that is
-locked (or whose parent is) is ignored without an error, because alarm
-services retry on errors; an event records it. Otherwise the resource's
-plugin handles it (``handle_signal``) and what it keeps is saved on the
-resource row.
+Every signal goes through the door (``stacks.services.actions.stack_action``
+with ``"signal"``): a signal to a stack a lock holds over is ignored
+without an error, because alarm services retry on errors; an event records
+it. Otherwise ``resource_signal`` has the resource's plugin handle it
+(``handle_signal``) and saves what it keeps on the resource row.
 """
 import hashlib
 import hmac
@@ -12,22 +12,10 @@ import hmac
 from django.conf import settings
 
 from heatweb.exceptions import BadRequest, EntityNotFound
-from stacks.models import Resource, Stack
+from stacks.models import Resource
 from stacks.models import states as st
 from stacks.resources.base import PluginContext
-from stacks.selectors import stack_resource
 from stacks.services.events import resource_event
-
-def locked_stack_in_chain(stack):
-    """The stack itself or the first ancestor that is locked, or None."""
-    current, depth = stack, 0
-    while current is not None and depth <= settings.HEATWEB["MAX_NESTED_DEPTH"] + 1:
-        if current.is_locked:
-            return current
-        current = Stack.objects.filter(pk=current.parent_id).first() if current.parent_id \
-            else None
-        depth += 1
-    return None
 
 
 def plugin_instance(stack, res):
@@ -43,21 +31,22 @@ def plugin_instance(stack, res):
                                   plugin_context=context), res)
 
 
-def resource_signal(stack, resource_name, details):
-    """Deliver a signal; returns what the plugin answered (None when ignored)."""
-    res = stack_resource(stack, resource_name)
-    plugin = plugin_instance(stack, res)
+def check_signal_supported(stack, res, plugin=None):
+    """BadRequest when the resource's plugin takes no signals; returns the plugin."""
+    plugin = plugin or plugin_instance(stack, res)
     if not hasattr(plugin, "handle_signal"):
         raise BadRequest(f"Signal resource during {res.action} is not supported "
-                         f"for resource {resource_name} of type {res.type}.")
+                         f"for resource {res.name} of type {res.type}.")
+    return plugin
+
+
+def resource_signal(stack, res, details):
+    """Deliver a signal to a stack no lock holds (the door, ``stack_action``, asked);
+    returns what the plugin answered (None when ignored)."""
+    plugin = check_signal_supported(stack, res)
     if stack.action == "DELETE" and stack.status == st.IN_PROGRESS and \
             not getattr(plugin, "signal_while_deleting", False):
         return None  # e.g. an alarm for a group that is going away
-    locked = locked_stack_in_chain(stack)
-    if locked is not None:
-        resource_event(res, f"signal ignored: stack is locked ({locked.lock_message()})",
-                       action="SIGNAL", status="COMPLETE").save()
-        return None
     before = dict(plugin.data)
     answer = plugin.handle_signal(details if details is not None else {})
     if plugin.data != before:
@@ -80,10 +69,13 @@ def signal_url(resource_uuid):
     return f"{base}/webhooks/signal/{resource_uuid}/{_signature(resource_uuid)}"
 
 
-def resource_signal_by_webhook(resource_uuid, signature, details):
-    if not hmac.compare_digest(_signature(resource_uuid), signature):
+def webhook_resource(resource_uuid, signature):
+    """The resource a signed URL names (404 for a forged signature or a deleted resource)."""
+    # Bytes: compare_digest refuses str with non-ASCII characters (a TypeError, a 500).
+    if not hmac.compare_digest(_signature(resource_uuid).encode(),
+                               signature.encode("utf-8", errors="surrogatepass")):
         raise EntityNotFound(entity="Signal URL", name=str(resource_uuid))
     res = Resource.objects.filter(uuid=resource_uuid).select_related("stack__raw_template").first()
     if res is None or res.state == "DELETE_COMPLETE" or res.stack.deleted_at is not None:
         raise EntityNotFound(entity="Signal URL", name=str(resource_uuid))
-    return resource_signal(res.stack, res.name, details)
+    return res

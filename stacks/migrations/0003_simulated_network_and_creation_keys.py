@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('stacks', '0001_initial'),
+        ('stacks', '0002_simserver_creation_key'),
     ]
 
     operations = [

@@ -1,0 +1,82 @@
+"""Completing waiting resources that a poll round (or a poke) found ready, in batches.
+
+The batch form of running a node: each resource's lock moves to this
+engine, its plugin's ``check_<action>_complete`` runs (with the status the
+round observed), and the finished nodes propagate together, so a thousand
+servers that became ACTIVE cost a few tasks and one sync-point merge per
+batch. A resource whose stack stopped is aborted; one whose stack moved
+to a newer traversal finishes its action and is retriggered there.
+"""
+from convergence.check_resource import action_abort, action_check, plugin_class, plugin_for
+from convergence.nodes import _context_any, _flush, _still_current, _take_over
+from convergence.services import propagate, retrigger, traversal_complete, traversal_fail
+from convergence.sync_points import node_key, sync_points_for
+from stacks.models import Resource, Stack
+from stacks.models import states as st
+
+
+def waits_complete(stack_id, traversal_id, items):
+    """Check ``items`` (``[[resource_id, observed_status], ...]``) of one stack and traversal."""
+    stack = Stack.objects.select_related("raw_template").filter(pk=stack_id).first()
+    if stack is None:
+        return
+    rows = Resource.objects.in_bulk([item[0] for item in items])
+    ctx = _context_any(stack, traversal_id)
+    moved = stack.current_traversal != traversal_id
+    stopped = stack.status != st.IN_PROGRESS or stack.deleted_at is not None or \
+        (moved and stack.action == "ROLLBACK")
+    finished, failed, aborted = [], [], []
+    for resource_id, observed in items:
+        res = rows.get(resource_id)
+        if res is None or res.action_cookie is None or not _take_over(res):
+            continue  # finished already, or its lock was broken meanwhile
+        entity = res.action_cookie.get("entity") or [res.pk, res.action != "DELETE"]
+        if stopped:
+            action_abort(ctx, res)
+            aborted.append(entity)
+            continue
+        outcome = _check(ctx, res, observed, entity)
+        if outcome.kind == "done":
+            finished.append((entity, outcome.data))
+        elif outcome.kind == "failed":
+            failed.append((entity, outcome.reason))
+    _flush(ctx)
+    if moved:
+        for entity in aborted:
+            retrigger(stack.pk, entity[0])
+    _propagate(ctx, finished, failed)
+
+
+def _check(ctx, res, observed, entity):
+    pending = res.action_cookie
+    plugin = plugin_for(ctx, res, pending["props"], plugin_class(ctx, res))
+    cookie = pending["cookie"]
+    if observed is not None and isinstance(cookie, dict):
+        cookie = {**cookie, "observed": observed}
+    return action_check(ctx, res, pending["action"], plugin, cookie=cookie,
+                        props=pending["props"], pending=pending["pending"], entity=entity)
+
+
+def _propagate(ctx, finished, failed):
+    """Pass the finished nodes on in their traversal, or retrigger them in a newer one."""
+    if not finished and not failed:
+        return
+    stack_id, traversal_id = ctx.stack.pk, ctx.traversal_id
+    if not _still_current(stack_id, traversal_id):
+        for entity, _ in (*finished, *failed):
+            retrigger(stack_id, entity[0])
+        return
+    if failed:
+        traversal_fail(stack_id, traversal_id, failed[0][1])
+        return
+    own = sync_points_for(traversal_id, [(e[0], bool(e[1])) for e, _ in finished])
+    batch = []
+    for (entity, is_update), data in finished:
+        sync_point = own.get((str(entity), bool(is_update)))
+        if sync_point is None:
+            retrigger(stack_id, entity)
+            continue
+        batch.append((node_key(entity, is_update), data, sync_point.successors))
+    _, stack_done = propagate(ctx.stack, traversal_id, batch) if batch else (None, False)
+    if stack_done:
+        traversal_complete(stack_id, traversal_id)

@@ -1,0 +1,263 @@
+"""Waiting resources, polled together: O(1) tasks and cloud calls per round, whatever N.
+
+A resource whose action is not complete yet gets a ``Waiter`` row (written
+in bulk at the end of the task that started the wait). One poll round per
+project, a single task re-enqueued with a countdown, looks at all of them:
+
+* waiters whose plugin declared a cloud object (``await_status``) are
+  checked with one list call per kind (``server_statuses``,
+  ``image_statuses``), ready or not;
+* other waiters (nested stacks, deployments, timed waits) are due at their
+  ``next_check`` and are then asked by their plugin; a deployment's signal
+  or a child stack finishing pokes its waiter at once (``wait_poke``).
+
+Ready waiters are deleted and completed in batches (``waits_complete``
+tasks of ``BATCH_SIZE``), which propagate like any finished node. The
+round's interval is the shortest backoff among the waiters (from
+``WAIT_MIN_SECONDS`` growing to ``WAIT_MAX_SECONDS`` as a wait gets
+longer), never past a waiting stack's timeout. A ``PollRound`` row per
+project names the only round task that may run (its token), so there is
+at most one round in flight per project; no worker ever sleeps on a wait.
+"""
+import logging
+import time
+import uuid
+from collections import defaultdict
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from convergence.models import PollRound, Waiter
+
+log = logging.getLogger(__name__)
+
+# A round due within this much of the wanted time is soon enough.
+SLACK_SECONDS = 0.05
+# Ids per list call: a real cloud pages its lists.
+LIST_CHUNK = 1000
+
+LISTERS = {"server": "server_statuses", "image": "image_statuses"}
+
+
+def lost_after():
+    """A round overdue this long was lost (its worker was killed): schedule a new one."""
+    return settings.HEATWEB.get("ENGINE_DEAD_AFTER_SECONDS", 30) + \
+        settings.HEATWEB.get("WAIT_MAX_SECONDS", 10)
+
+
+def backoff(elapsed):
+    """Seconds until the next look at a wait that started ``elapsed`` seconds ago."""
+    low = settings.HEATWEB.get("WAIT_MIN_SECONDS", 1)
+    high = settings.HEATWEB.get("WAIT_MAX_SECONDS", 10)
+    return min(high, max(low, elapsed / 3))
+
+
+def unobserved(cookie):
+    """The plugin's cookie without the status a poll round passed in."""
+    if isinstance(cookie, dict) and "observed" in cookie:
+        return {k: v for k, v in cookie.items() if k != "observed"}
+    return cookie
+
+
+def wait_since(res, action):
+    """When the resource's current wait began (kept across re-checks of the same action)."""
+    old = res.action_cookie or {}
+    return old.get("since") if old.get("action") == action and old.get("since") else time.time()
+
+
+def _deadline(stack):
+    if not stack.timeout_mins or stack.action_started_at is None:
+        return None
+    return stack.action_started_at.timestamp() + stack.timeout_mins * 60
+
+
+# Registering --------------------------------------------------------------------------
+
+def wait_add(ctx, res, cookie):
+    """Record that ``res`` waits; written by ``waits_flush`` when the task's work is saved."""
+    now = time.time()
+    since = res.action_cookie["since"]
+    target = cookie.get("await") if isinstance(cookie, dict) else None
+    if target:
+        next_check = now + backoff(now - since)
+    elif isinstance(cookie, dict) and cookie.get("until"):
+        next_check = float(cookie["until"])  # a timed wait knows when it ends
+    else:
+        next_check = now + backoff(now - since)
+    ctx.waits.append(Waiter(
+        resource_id=res.pk, project_id=ctx.stack.project_id, stack_id=ctx.stack.pk,
+        traversal_id=ctx.traversal_id, kind=target["kind"] if target else "",
+        object_id=target["id"] if target else "",
+        ready_on=target.get("ready_on", []) if target else [], since=since,
+        next_check=next_check, deadline=_deadline(ctx.stack)))
+
+
+def waits_flush(ctx):
+    """Store the task's new waiters in one statement and make sure their round is coming."""
+    waits, ctx.waits[:] = list(ctx.waits), []
+    if not waits:
+        return
+    Waiter.objects.bulk_create(
+        waits, update_conflicts=True, unique_fields=["resource_id"],
+        update_fields=["project_id", "stack_id", "traversal_id", "kind", "object_id",
+                       "ready_on", "since", "next_check", "deadline"])
+    now = time.time()
+    by_project = defaultdict(list)
+    for waiter in waits:
+        by_project[waiter.project_id].append(_due(waiter, now))
+    for project_id, dues in by_project.items():
+        round_ensure(project_id, countdown=max(0.0, min(dues) - now))
+
+
+def _due(waiter, now):
+    due = waiter.next_check if not waiter.kind else now + backoff(now - waiter.since)
+    if waiter.deadline is not None:
+        due = min(due, waiter.deadline + SLACK_SECONDS)
+    return due
+
+
+# The round's single task ------------------------------------------------------------------
+
+def _enqueue_round(project_id, token, countdown):
+    from convergence import tasks
+
+    transaction.on_commit(lambda: tasks.poll_round.apply_async(
+        (project_id, token), countdown=max(0.0, countdown)))
+
+
+def round_ensure(project_id, *, countdown):
+    """A round of ``project_id`` runs within ``countdown`` seconds (at most one task in flight)."""
+    now = time.time()
+    due = now + countdown
+    with transaction.atomic():
+        row = PollRound.objects.select_for_update().filter(pk=project_id).first()
+        if row is not None and row.due_at <= due + SLACK_SECONDS and \
+                row.due_at > now - lost_after():
+            return  # the scheduled (or running) round comes soon enough
+        token = uuid.uuid4().hex
+        if row is None:
+            try:
+                with transaction.atomic():
+                    PollRound.objects.create(project_id=project_id, token=token, due_at=due)
+            except IntegrityError:
+                return  # another engine scheduled it just now
+        else:
+            PollRound.objects.filter(pk=project_id).update(token=token, due_at=due)
+        _enqueue_round(project_id, token, countdown)
+
+
+def _round_reschedule(project_id, token):
+    """After a round: the next one, at the earliest waiter's due time; none when no one waits."""
+    with transaction.atomic():
+        row = PollRound.objects.select_for_update().filter(pk=project_id).first()
+        if row is None or row.token != token:
+            return  # superseded by a sooner round
+        now = time.time()
+        dues = [_due(Waiter(kind=kind, since=since, next_check=next_check, deadline=deadline),
+                     now)
+                for kind, since, next_check, deadline in Waiter.objects.filter(
+                    project_id=project_id).values_list("kind", "since", "next_check",
+                                                       "deadline")]
+        if not dues:
+            row.delete()
+            return
+        countdown = max(SLACK_SECONDS, min(dues) - now)
+        PollRound.objects.filter(pk=project_id).update(due_at=now + countdown)
+        _enqueue_round(project_id, token, countdown)
+
+
+def round_run(project_id, token):
+    """One poll round of a project: one list call per kind, ready waiters completed in batches."""
+    from stacks.cloud import get_cloud_driver
+    from stacks.models import Stack
+    from stacks.models import states as st
+
+    if not PollRound.objects.filter(pk=project_id, token=token).exists():
+        return  # a stale or duplicate round task
+    waiters = list(Waiter.objects.filter(project_id=project_id))
+    live = {pk: (traversal, state) for pk, traversal, state in Stack.objects.filter(
+        pk__in={w.stack_id for w in waiters}, deleted_at__isnull=True,
+    ).values_list("pk", "current_traversal", "state")}
+
+    def active(waiter):
+        traversal, state = live.get(waiter.stack_id, (None, ""))
+        return traversal == waiter.traversal_id and state in st.IN_PROGRESS_STATES
+
+    statuses = _list_statuses(get_cloud_driver(), [w for w in waiters if w.kind and active(w)])
+    now = time.time()
+    ready = []
+    for waiter in waiters:
+        if not active(waiter):
+            ready.append((waiter, None))  # stopped or moved on: its completion decides
+        elif waiter.kind:
+            observed = statuses.get((waiter.kind, waiter.object_id))
+            if observed in waiter.ready_on:
+                ready.append((waiter, observed))
+        elif waiter.next_check <= now + SLACK_SECONDS:
+            ready.append((waiter, None))
+    _dispatch(ready)
+    _round_reschedule(project_id, token)
+
+
+def _list_statuses(cloud, waiters):
+    ids = defaultdict(list)
+    for waiter in waiters:
+        ids[waiter.kind].append(waiter.object_id)
+    statuses = {}
+    for kind, object_ids in ids.items():
+        lister = getattr(cloud, LISTERS[kind])
+        for start in range(0, len(object_ids), LIST_CHUNK):
+            found = lister(object_ids[start:start + LIST_CHUNK])
+            statuses.update({(kind, object_id): status for object_id, status in found.items()})
+    return statuses
+
+
+def _dispatch(ready):
+    """Claim the ready waiters (delete their rows) and complete them in batches."""
+    from convergence import tasks
+
+    if not ready:
+        return
+    Waiter.objects.filter(pk__in=[w.pk for w, _ in ready]).delete()
+    groups = defaultdict(list)
+    for waiter, observed in ready:
+        groups[(str(waiter.stack_id), waiter.traversal_id)].append([waiter.pk, observed])
+    size = settings.HEATWEB["BATCH_SIZE"]
+    for (stack_id, traversal_id), items in groups.items():
+        for start in range(0, len(items), size):
+            tasks.waits_complete.delay(stack_id, traversal_id, items[start:start + size])
+
+
+def wait_poke(resource_ids):
+    """Check these waiting resources now (a signal arrived, a child stack finished)."""
+    from convergence import tasks
+
+    for waiter in Waiter.objects.filter(pk__in=list(resource_ids)):
+        if Waiter.objects.filter(pk=waiter.pk).delete()[0]:  # claimed here, not by a round
+            tasks.waits_complete.delay(str(waiter.stack_id), waiter.traversal_id,
+                                       [[waiter.pk, None]])
+
+
+def poke_parent_of(stack):
+    """A child stack finished an action: its parent's resource need not wait for a round."""
+    from stacks.models import Resource
+
+    if not stack.parent_id:
+        return
+    ids = Resource.objects.filter(stack_id=stack.parent_id, name=stack.parent_resource_name,
+                                  action_cookie__isnull=False).values_list("pk", flat=True)
+    wait_poke(ids)
+
+
+def stack_stopped(stack):
+    """A stack failed or was cancelled: its waiters are aborted by a round now, not later."""
+    if Waiter.objects.filter(stack_id=stack.pk).exists():
+        round_ensure(stack.project_id, countdown=0)
+
+
+def rounds_revive():
+    """Recovery sweep: schedule again the rounds whose task was lost with a killed worker."""
+    overdue = PollRound.objects.filter(due_at__lt=time.time() - lost_after())
+    for project_id in overdue.values_list("project_id", flat=True):
+        log.warning("poll round of project %s was lost; scheduling a new one", project_id)
+        round_ensure(project_id, countdown=0)

@@ -1,0 +1,1 @@
+"""heatweb's OpenStackClient plugin: ``openstack stack lock`` / ``unlock``."""

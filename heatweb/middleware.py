@@ -1,0 +1,39 @@
+"""Request budget and page security headers."""
+from django.conf import settings
+
+from heatweb.errors import json_error_response
+
+
+class RequestBudgetMiddleware:
+    """A body announced larger than ``MAX_REQUEST_BYTES`` is a 413 before any of it is read."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        limit = settings.HEATWEB["MAX_REQUEST_BYTES"]
+        announced = request.META.get("CONTENT_LENGTH") or "0"
+        try:
+            length = int(announced)
+        except ValueError:
+            return json_error_response(400, "BadRequest", "Invalid Content-Length header.")
+        if length > limit:
+            return json_error_response(
+                413, "RequestLimitExceeded",
+                f"Request limit exceeded: the request body ({length} bytes) is larger than "
+                f"{limit} bytes.")
+        return self.get_response(request)
+
+
+class ContentSecurityPolicyMiddleware:
+    """Pages (HTML answers) get the ``CONTENT_SECURITY_POLICY`` header of the settings."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        policy = settings.CONTENT_SECURITY_POLICY
+        if policy and response.get("Content-Type", "").startswith("text/html"):
+            response.setdefault("Content-Security-Policy", policy)
+        return response

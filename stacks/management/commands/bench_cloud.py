@@ -1,0 +1,205 @@
+"""Benchmark: stacks of N servers on a slow (simulated) cloud, on ONE in-process worker.
+
+Creates, suspends, resumes and deletes a stack of N ``OS::Nova::Server``
+with every cloud transition taking ``--cloud-latency`` seconds, and prints
+per phase: time, Celery tasks run, cloud API calls and SQL statements, and
+the same counts per second over the window in which every server waited
+(all N resources waiting, none completed yet). During the create of the
+largest size it also creates a small unrelated stack on the same worker and
+prints how long that took.
+"""
+import threading
+import time
+import uuid
+from collections import Counter
+
+from celery import signals
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from convergence.models import Waiter
+from heatweb.models import Project
+from stacks.cloud.metered import CLOUD_CALLS
+from stacks.management.commands.bench_stacks import QueryCounter, stack_wait
+from stacks.models import Stack
+from stacks.services import lifecycle
+
+LATENCY_SETTINGS = ("SIM_BOOT_SECONDS", "SIM_DELETE_SECONDS", "SIM_SUSPEND_SECONDS",
+                    "SIM_RESUME_SECONDS")
+
+
+def servers_template(n):
+    return {"heat_template_version": "2018-08-31", "resources": {
+        f"s{i}": {"type": "OS::Nova::Server", "properties": {"image": "cirros",
+                                                             "flavor": "m1.tiny"}}
+        for i in range(n)}}
+
+
+class TaskCounter:
+    """Celery tasks started in this process, by name."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.by_name = Counter()
+
+    def __call__(self, sender=None, **kwargs):
+        with self.lock:
+            self.by_name[getattr(sender, "name", "?")] += 1
+
+    def total(self):
+        with self.lock:
+            return sum(self.by_name.values())
+
+
+class Meters:
+    """The three counts, read together."""
+
+    def __init__(self, queries, tasks):
+        self.queries, self.tasks = queries, tasks
+
+    def read(self):
+        return {"tasks": self.tasks.total(), "cloud": CLOUD_CALLS.snapshot()[0],
+                "sql": self.queries.count}
+
+
+def diff(after, before):
+    return {k: after[k] - before[k] for k in after}
+
+
+class Command(BaseCommand):
+    help = "Create/suspend/resume/delete stacks of N servers with cloud latency; print a table."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--sizes", default="100,1000")
+        parser.add_argument("--cloud-latency", type=float, default=3.0,
+                            help="seconds for every server transition (boot, suspend, ...)")
+        parser.add_argument("--api-latency", type=float, default=0.0,
+                            help="seconds added to every cloud API call")
+        parser.add_argument("--timeout", type=float, default=600)
+
+    def handle(self, *args, **opts):
+        for key in LATENCY_SETTINGS:
+            settings.HEATWEB[key] = opts["cloud_latency"]
+        settings.HEATWEB["SIM_API_SECONDS"] = opts["api_latency"]
+        queries, tasks = QueryCounter(), TaskCounter()
+        queries.install()
+        signals.task_prerun.connect(tasks, weak=False)
+        self.meters = Meters(queries, tasks)
+        self.queries = queries
+        project, _ = Project.objects.get_or_create(name="bench-cloud")
+        from celery.contrib.testing.worker import start_worker
+
+        from heatweb.celery import app
+
+        rows, extras = [], []
+        sizes = [int(s) for s in opts["sizes"].split(",")]
+        with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False,
+                          shutdown_timeout=60, queues=[settings.CELERY_TASK_DEFAULT_QUEUE]):
+            for n in sizes:
+                rows.extend(self.run_size(project, n, opts["timeout"],
+                                          small=n == max(sizes), extras=extras))
+        self.print_table(rows, extras, opts)
+
+    def run_size(self, project, n, timeout, *, small, extras):
+        name = f"bench-cloud-{n}-{uuid.uuid4().hex[:6]}"
+
+        def live():
+            return Stack.objects.get(project=project, name=name, deleted_at__isnull=True)
+
+        phases = [
+            ("create", lambda: lifecycle.stack_create(project=project, user=None, name=name,
+                                                      template=servers_template(n)),
+             "CREATE_COMPLETE"),
+            ("suspend", lambda: lifecycle.stack_suspend(live()), "SUSPEND_COMPLETE"),
+            ("resume", lambda: lifecycle.stack_resume(live()), "RESUME_COMPLETE"),
+            ("delete", lambda: lifecycle.stack_delete(live()), "DELETE_COMPLETE"),
+        ]
+        rows = []
+        for phase, start, target in phases:
+            before = self.meters.read()
+            began = time.perf_counter()
+            stack = start()
+            watch = WaitWindow(self, stack.pk, n,
+                               small=(project, extras) if small and phase == "create" else None)
+            state = watch.until(target, timeout)
+            elapsed = time.perf_counter() - began
+            total = diff(self.meters.read(), before)
+            rows.append({"n": n, "phase": phase, "state": state, "seconds": elapsed,
+                         **total, "window": watch.window()})
+        return rows
+
+    def print_table(self, rows, extras, opts):
+        db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+        broker = settings.CELERY_BROKER_URL.split(":", 1)[0]
+        self.stdout.write(f"run mode: database={db} broker={broker}; one worker (solo); "
+                          f"cloud latency {opts['cloud_latency']} s per transition, "
+                          f"{opts['api_latency']} s per API call")
+        self.stdout.write("wait window: while all N resources waited (none complete yet); "
+                          "per second = counts in the window / its length")
+        header = (f"{'N':>5} {'phase':<8}{'state':<18}{'seconds':>8}{'tasks':>7}{'cloud':>7}"
+                  f"{'SQL':>8}{'SQL/res':>8} | {'window s':>8}{'tasks/s':>8}{'cloud/s':>8}"
+                  f"{'SQL/s':>8}")
+        self.stdout.write(header)
+        self.stdout.write("-" * len(header))
+        for r in rows:
+            w = r["window"]
+            per = (lambda k: f"{w[k] / w['seconds']:>8.1f}") if w and w["seconds"] > 0 else \
+                (lambda k: f"{'-':>8}")
+            self.stdout.write(
+                f"{r['n']:>5} {r['phase']:<8}{r['state']:<18}{r['seconds']:>8.2f}"
+                f"{r['tasks']:>7}{r['cloud']:>7}{r['sql']:>8}{r['sql'] / r['n']:>8.2f} | "
+                f"{(w['seconds'] if w else 0):>8.2f}{per('tasks')}{per('cloud')}{per('sql')}")
+        for line in extras:
+            self.stdout.write(line)
+
+
+class WaitWindow:
+    """Follows one phase: its end state, and the counts while every resource waited."""
+
+    def __init__(self, command, stack_id, n, *, small=None):
+        self.command, self.stack_id, self.n, self.small = command, stack_id, n, small
+        self.start = self.end = None
+
+    def until(self, target, timeout):
+        deadline = time.monotonic() + timeout
+        queries = self.command.queries
+        while time.monotonic() < deadline:
+            queries.ignored.on = True  # the benchmark's own look is not counted
+            state = Stack.objects.filter(pk=self.stack_id).values_list("state",
+                                                                       flat=True).first()
+            waiting = Waiter.objects.filter(stack_id=self.stack_id).count()
+            queries.ignored.on = False
+            self._sample(waiting)
+            if state == target or (state or "").endswith("FAILED"):
+                return state
+            time.sleep(0.02)
+        return "TIMEOUT"
+
+    def _sample(self, waiting):
+        now = (time.perf_counter(), self.command.meters.read())
+        if waiting >= self.n and self.start is None:
+            self.start = now
+            if self.small:
+                self._small_stack(*self.small)
+        elif self.start is not None and self.end is None and waiting < self.n:
+            self.end = now
+
+    def window(self):
+        if self.start is None or self.end is None:
+            return None
+        counts = diff(self.end[1], self.start[1])
+        return {"seconds": self.end[0] - self.start[0], **counts}
+
+    def _small_stack(self, project, extras):
+        """While N servers build, a small unrelated stack on the same worker."""
+        template = {"heat_template_version": "2018-08-31", "resources": {
+            f"r{i}": {"type": "OS::Heat::None"} for i in range(3)}}
+        began = time.perf_counter()
+        stack = lifecycle.stack_create(project=project, user=None,
+                                       name=f"bench-small-{uuid.uuid4().hex[:6]}",
+                                       template=template)
+        self.command.queries.ignored.on = True
+        state = stack_wait(stack.pk, "CREATE_COMPLETE", 60)
+        self.command.queries.ignored.on = False
+        extras.append(f"small unrelated stack (3 OS::Heat::None) created while {self.n} "
+                      f"servers waited: {state} in {time.perf_counter() - began:.2f} s")

@@ -1,0 +1,118 @@
+"""One door for every change to an existing stack.
+
+The API, the pages, heatweb's ``heat`` command (through the API), Django
+admin's actions, signals and webhooks, software deployment writes and
+nested stacks all call ``stack_action``. A stack action starts one
+django-fsm transition of the state table (``stacks.models.states``), whose
+refusal is the error every way in answers; writes that are not a stack
+transition (a signal, a deployment's PUT or DELETE) ask the same question,
+``states.lock_holder``, and get the same refusal.
+"""
+from django_fsm import can_proceed
+
+from heatweb.exceptions import InvalidActionRequest
+from softwareconfig import services as deployments
+from stacks.models import Resource
+from stacks.models import states as st
+from stacks.services import lifecycle, locking, signals
+from stacks.services.events import resource_event
+from stacks.selectors import stack_resource
+
+
+def _refuse_if_locked(stack):
+    refusal = st.lock_refusal(stack)
+    if refusal is not None:
+        raise refusal
+
+
+def _signal(stack, *, user, resource_name, details=None):
+    """A signal to a locked stack is ignored (alarms retry on errors); an event says why."""
+    res = stack_resource(stack, resource_name)
+    refusal = st.lock_refusal(stack)
+    if refusal is None:
+        return signals.resource_signal(stack, res, details)
+    signals.check_signal_supported(stack, res)
+    resource_event(res, f"signal ignored: stack is locked ({refusal.message})",
+                   action="SIGNAL", status="COMPLETE").save()
+    return None
+
+
+def _deployment_update(stack, *, user, deployment, **fields):
+    _refuse_if_locked(stack)
+    return deployments.deployment_update(deployment, **fields)
+
+
+def _deployment_delete(stack, *, user, deployment):
+    _refuse_if_locked(stack)
+    return deployments.deployment_delete(deployment)
+
+
+def _walk(service):
+    def run(stack, *, user):
+        return service(stack)
+    return run
+
+
+ACTIONS = {
+    "update": lambda stack, *, user, **args: lifecycle.stack_update(stack, **args),
+    "delete": lambda stack, *, user: lifecycle.stack_delete(stack),
+    "suspend": _walk(lifecycle.stack_suspend),
+    "resume": _walk(lifecycle.stack_resume),
+    "check": _walk(lifecycle.stack_check),
+    "cancel_update": _walk(lifecycle.stack_cancel_update),
+    "cancel_without_rollback": _walk(lifecycle.stack_cancel_without_rollback),
+    "lock": lambda stack, *, user, **args: locking.stack_lock(stack, user=user, **args),
+    "unlock": lambda stack, *, user, **args: locking.stack_unlock(stack, user=user, **args),
+    "signal": _signal,
+    "deployment_update": _deployment_update,
+    "deployment_delete": _deployment_delete,
+}
+
+
+# Bad arguments are refused before the state is asked (a 400 before a 409).
+ARGUMENT_CHECKS = {"lock": locking.check_lock_arguments}
+# The transition each action starts (cancel_update starts a rollback).
+TRANSITIONS = {"update": "update", "delete": "delete", "suspend": "suspend",
+               "resume": "resume", "check": "check", "cancel_update": "rollback",
+               "cancel_without_rollback": "rollback",               "lock": "lock", "unlock": "unlock"}
+
+
+def stack_action(stack, action, *, user=None, **args):
+    """Do ``action`` (a key of ``ACTIONS``) to ``stack`` for ``user``, or raise the refusal.
+
+    ``args`` are the action's own (an update's template, a lock's level and
+    reason, a signal's resource name and details). ``user`` is None for the
+    engine (nested stacks) and for signed webhooks.
+    """
+    handler = ACTIONS.get(action)
+    if handler is None:
+        raise InvalidActionRequest(f"Invalid action {action} specified")
+    if action in ARGUMENT_CHECKS:
+        ARGUMENT_CHECKS[action](**args)
+    transition = TRANSITIONS.get(action)
+    if action == "lock" and args.get("cascade_from") is not None:
+        transition = "lock_from_parent"
+    if transition and not can_proceed(getattr(stack, f"begin_{transition}")):
+        # Refused before any validation or work: the state table's answer.
+        raise st.refusal_for(stack, action.upper())
+    return handler(stack, user=user, **args)
+
+
+def deployment_stack(deployment):
+    """The stack whose ``OS::Heat::SoftwareDeployment`` resource made ``deployment``, or None."""
+    row = (Resource.objects.filter(type="OS::Heat::SoftwareDeployment",
+                                   physical_resource_id=str(deployment.pk))
+           .exclude(state="DELETE_COMPLETE").select_related("stack").first())
+    return row.stack if row is not None and row.stack.deleted_at is None else None
+
+
+def deployment_action(deployment, action, *, user=None, **fields):
+    """PUT (``update``) or DELETE (``delete``) a deployment: through its stack's door if a
+    stack owns it, directly if it was made through the API."""
+    stack = deployment_stack(deployment)
+    if stack is not None:
+        return stack_action(stack, f"deployment_{action}", user=user, deployment=deployment,
+                            **fields)
+    if action == "update":
+        return deployments.deployment_update(deployment, **fields)
+    return deployments.deployment_delete(deployment)

@@ -1,0 +1,74 @@
+"""Ways into the live service other than the API: a signed-in browser session (pages,
+Django admin), the ``heat`` command, and the service's own shell (database, cloud)."""
+import html
+import json
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "door matrix password"
+
+
+def shell(live_service, code):
+    """Run ``code`` in the live service's ``manage.py shell``; its last printed line as JSON."""
+    done = live_service.manage("shell", "-c", code)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def set_password(live_service, username, *, superuser=False):
+    shell(live_service, f"""
+from django.contrib.auth import get_user_model
+user, _ = get_user_model().objects.get_or_create(username="{username}")
+user.set_password("{PASSWORD}")
+user.is_staff = user.is_superuser = {superuser} or user.is_superuser
+user.save()
+print("{{}}")""")
+
+
+class Browser:
+    """A signed-in session of the pages (``/login/``) or of Django admin (``/admin/login/``)."""
+
+    def __init__(self, live_service, username, *, login_path="/login/"):
+        self.url = live_service.url
+        self.session = requests.Session()
+        self.session.get(self.url + login_path)
+        resp = self.session.post(self.url + login_path, data={
+            "username": username, "password": PASSWORD, "next": "/",
+            "csrfmiddlewaretoken": self.session.cookies["csrftoken"]})
+        assert resp.status_code in (200, 302) and "sessionid" in self.session.cookies, resp.text
+
+    def post(self, path, data):
+        resp = self.session.post(self.url + path, allow_redirects=True, data={
+            **data, "csrfmiddlewaretoken": self.session.cookies["csrftoken"]})
+        assert resp.status_code == 200, resp.status_code
+        return resp
+
+    def messages(self, resp):
+        """The Django messages of a page, unescaped."""
+        return [html.unescape(re.sub(r"<[^>]+>", "", m)).strip() for m in
+                re.findall(r'<li[^>]*class="[^"]*(?:error|success|warning|info)[^"]*"[^>]*>'
+                           r'(.*?)</li>', resp.text, re.S)]
+
+    def page_action(self, stack_id, action):
+        return self.messages(self.post(f"/stacks/{stack_id}/actions/{action}", {}))
+
+    def admin_action(self, stack_id, action):
+        return self.messages(self.post("/admin/stacks/stack/", {
+            "action": action, "_selected_action": [str(stack_id)], "index": "0"}))
+
+
+def heat_command(info, *args):
+    """heatweb's ``heat`` command, as a user runs it."""
+    env = {"OS_AUTH_TOKEN": info["token"], "HEAT_URL": info["endpoint"], "PATH": "/usr/bin:/bin"}
+    return subprocess.run([sys.executable, "-m", "heatweb.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def unique(prefix):
+    return f"{prefix}{uuid.uuid4().hex[:8]}"
