@@ -256,6 +256,14 @@ HEATWEB = {
     # How long a software deployment waits for its agent's signal when its stack
     # has no timeout_mins (Heat's default stack timeout).
     "DEPLOYMENT_TIMEOUT_MINS": float(os.environ.get("HEATWEB_DEPLOYMENT_TIMEOUT_MINS", 60)),
+    # The cloud behind physical resources: "simulated" (default, in this
+    # service's database) or "openstack" (openstacksdk; the connection from
+    # clouds.yaml's OS_CLOUD or the OS_* variables, as for OpenStack's tools).
+    "CLOUD_DRIVER": {
+        "simulated": "stacks.cloud.simulated.SimulatedCloud",
+        "openstack": "stacks.cloud.openstack.OpenStackCloud",
+    }[os.environ.get("HEATWEB_CLOUD", "simulated")],
+    "OS_CLOUD": os.environ.get("OS_CLOUD", ""),
 }
 
 # Django reads form bodies (pages, admin) within the same budget.

@@ -32,7 +32,8 @@ class NodeContext:
 
 def plugin_context(stack):
     return PluginContext(cloud=cloud_for_stack(stack), stack_id=str(stack.pk),
-                         stack_name=stack.name, project_id=stack.project_id)
+                         stack_name=stack.name, project_id=stack.project_id,
+                         lock_reason=stack.lock_reason)
 
 
 def stack_context(stack, *, traversal_id=None, events=None, with_definition=True):
@@ -89,4 +90,4 @@ def plugin_for(ctx, res, properties=None, cls=None):
     cls = cls or plugin_class(ctx, res)
     return cls(name=res.name, properties=res.properties_data if properties is None else properties,
                context=ctx.plugin_context, physical_id=res.physical_resource_id or None,
-               data=dict(res.plugin_data or {}))
+               data=dict(res.plugin_data or {}), resource_id=res.pk)

@@ -44,9 +44,13 @@ def run_mode():
 
 def pytest_configure(config):
     wanted = os.environ.get("HEATWEB_TEST_MODE")
-    if wanted and wanted not in ("embedded", "distributed"):
-        raise pytest.UsageError(f"HEATWEB_TEST_MODE={wanted!r}: use embedded or distributed")
-    if wanted == "distributed":
+    if wanted and wanted not in ("embedded", "distributed", "openstack"):
+        raise pytest.UsageError(f"HEATWEB_TEST_MODE={wanted!r}: use embedded, distributed "
+                                f"or openstack")
+    if wanted == "openstack" and not os.environ.get("OS_CLIENT_CONFIG_FILE"):
+        raise pytest.UsageError("HEATWEB_TEST_MODE=openstack needs the cloud's clouds.yaml in "
+                                "OS_CLIENT_CONFIG_FILE (see ./test --mode openstack)")
+    if wanted in ("distributed", "openstack"):
         database = os.environ.get("DATABASE_URL", "")
         broker = os.environ.get("CELERY_BROKER_URL", "")
         if not database.startswith(("postgres://", "postgresql://")):
@@ -92,6 +96,18 @@ def _private_broker_for_this_process():
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = options
     app.conf.broker_url  # noqa: B018 - loads the configuration
     app.conf.update(broker_transport_options=options)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``openstack`` run in the openstack mode, and only they."""
+    openstack_mode = os.environ.get("HEATWEB_TEST_MODE") == "openstack"
+    keep, drop = [], []
+    for item in items:
+        (keep if (item.get_closest_marker("openstack") is not None) == openstack_mode
+         else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def pytest_unconfigure(config):
