@@ -6,31 +6,16 @@ Heat's error body, and is applied to the view classes by ``document()``.
 """
 import copy
 
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, \
     extend_schema_view, inline_serializer
 from rest_framework import serializers as s
 
+from heatweb.openapi import HEAT_ERROR
 from stacks.api import meta_views as meta
 from stacks.api import views as v
 from stacks.api import webhooks
 
 JSON = s.JSONField
-
-
-class TokenAuthenticationScheme(OpenApiAuthenticationExtension):
-    target_class = "heatweb.auth.TokenAuthentication"
-    name = "X-Auth-Token"
-
-    def get_security_definition(self, auto_schema):
-        return {"type": "apiKey", "in": "header", "name": "X-Auth-Token",
-                "description": "An API token from `manage.py issue_token`."}
-
-HEAT_ERROR = inline_serializer("HeatError", {
-    "code": s.IntegerField(), "title": s.CharField(), "explanation": s.CharField(),
-    "error": inline_serializer("HeatErrorDetail", {
-        "type": s.CharField(help_text="Heat's exception class name, e.g. StackLocked"),
-        "message": s.CharField(), "traceback": s.CharField(allow_null=True)})})
 
 STACK_BODY = {
     "template": JSON(help_text="HOT template: an object, or YAML/JSON text"),

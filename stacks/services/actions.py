@@ -15,7 +15,7 @@ from softwareconfig import services as deployments
 from stacks.models import Resource
 from stacks.models import states as st
 from stacks.services import lifecycle, locking, signals
-from stacks.services.events import resource_event
+from stacks.models.events import resource_event
 from stacks.selectors import stack_resource
 
 
@@ -74,11 +74,9 @@ ARGUMENT_CHECKS = {"lock": locking.check_lock_arguments}
 # The transition each action starts (cancel_update starts a rollback).
 TRANSITIONS = {"update": "update", "delete": "delete", "suspend": "suspend",
                "resume": "resume", "check": "check", "cancel_update": "rollback",
-               "cancel_without_rollback": "rollback",               "lock": "lock", "unlock": "unlock"}
+               "cancel_without_rollback": "rollback", "lock": "lock", "unlock": "unlock"}
 
 
-# ``action`` is positional-only in both doors: a deployment's own ``action``
-# field (PUT software_deployments) travels in the keyword arguments.
 def stack_action(stack, action, /, *, user=None, **args):
     """Do ``action`` (a key of ``ACTIONS``) to ``stack`` for ``user``, or raise the refusal.
 
