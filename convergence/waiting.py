@@ -180,8 +180,15 @@ def round_run(project_id, token):
     ).values_list("pk", "current_traversal", "state")}
 
     def active(waiter):
+        """False when the wait is to be aborted: stack gone, stopped or rolling back over it.
+
+        A wait overtaken by a newer update keeps waiting: when its action
+        completes it is retriggered in the newer traversal.
+        """
         traversal, state = live.get(waiter.stack_id, (None, ""))
-        return traversal == waiter.traversal_id and state in st.IN_PROGRESS_STATES
+        if state not in st.IN_PROGRESS_STATES:
+            return False
+        return traversal == waiter.traversal_id or not state.startswith("ROLLBACK")
 
     # Every waiter is of this project: any of its stacks' trusts lists its objects.
     sample = Stack.objects.filter(pk__in=live).first()
@@ -191,7 +198,7 @@ def round_run(project_id, token):
     ready = []
     for waiter in waiters:
         if not active(waiter):
-            ready.append((waiter, None))  # stopped or moved on: its completion decides
+            ready.append((waiter, None))  # its completion task aborts it
         elif waiter.kind:
             observed = statuses.get((waiter.kind, waiter.object_id))
             if observed in waiter.ready_on:
@@ -253,7 +260,7 @@ def poke_parent_of(stack):
 
 
 def stack_stopped(stack):
-    """A stack failed or was cancelled: its waiters are aborted by a round now, not later."""
+    """A stack failed, was cancelled or rolls back: a round now aborts its waiters, not later."""
     if Waiter.objects.filter(stack_id=stack.pk).exists():
         round_ensure(stack.project_id, countdown=0)
 
