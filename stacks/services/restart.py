@@ -17,7 +17,7 @@ from convergence.graph import walk_graph
 from convergence.services import new_traversal_id, stack_save_cas, traversal_begin
 from stacks.models import Stack
 from stacks.models import states as st
-from stacks.services.definitions import build_definition
+from stacks.definitions import build_definition
 from stacks.services.lifecycle import _converge, _live_resources
 
 RESTARTABLE = ("CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK")
