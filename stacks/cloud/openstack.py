@@ -15,6 +15,7 @@ import logging
 import re
 import threading
 import time
+import weakref
 
 import openstack
 from django.conf import settings
@@ -32,6 +33,9 @@ TRANSIENT_STATUS = (502, 503, 504)
 # made from a worker's poll, and a longer outage fails the resource.
 RETRY_DELAYS = (0.5, 1.5, 3.0)
 GONE_SERVER = ("DELETED", "SOFT_DELETED")
+# The drivers acting through sessions (stack trusts): gone with their session.
+_by_session = weakref.WeakKeyDictionary()
+_by_session_lock = threading.Lock()
 
 
 def cloud_message(error):
@@ -86,6 +90,17 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
                 self._connection = openstack.connect(
                     cloud=settings.HEATWEB.get("OS_CLOUD") or None)
             return self._connection
+
+    def for_session(self, session):
+        """This cloud acting through a keystoneauth1 session: in Keystone mode a
+        stack's trust, so its objects are made in the owner's project, as the
+        owner (``stacks.cloud.cloud_for_stack``). One per session."""
+        with _by_session_lock:
+            driver = _by_session.get(session)
+            if driver is None:
+                driver = _by_session[session] = OpenStackCloud(openstack.connection.Connection(
+                    session=session, region_name=settings.KEYSTONE["REGION"]))
+            return driver
 
     # Servers -----------------------------------------------------------------------
 
