@@ -28,7 +28,7 @@ def _context(stack, traversal_id):
         definition = definition_cache.get(stack.raw_template, stack)
     return NodeContext(
         stack=stack, traversal_id=traversal_id, definition=definition, events=EventRecorder(),
-        plugin_context=PluginContext(cloud=_cloud(), stack_id=str(stack.pk),
+        plugin_context=PluginContext(cloud=_cloud(stack), stack_id=str(stack.pk),
                                      stack_name=stack.name, project_id=stack.project_id,
                                      lock_reason=stack.lock_reason))
 
@@ -41,10 +41,11 @@ def _flush(ctx):
     waits_flush(ctx)
 
 
-def _cloud():
+def _cloud(stack):
+    """The cloud as the stack's owner (Keystone mode: through the stack's trust)."""
     from stacks.cloud import get_cloud_driver
 
-    return get_cloud_driver()
+    return get_cloud_driver().for_stack(stack)
 
 
 def _current_stack(stack_id, traversal_id):
@@ -274,7 +275,7 @@ def _context_any(stack, traversal_id):
         return _context(stack, traversal_id)
     return NodeContext(
         stack=stack, traversal_id=traversal_id, definition=None, events=EventRecorder(),
-        plugin_context=PluginContext(cloud=_cloud(), stack_id=str(stack.pk),
+        plugin_context=PluginContext(cloud=_cloud(stack), stack_id=str(stack.pk),
                                      stack_name=stack.name, project_id=stack.project_id,
                                      lock_reason=stack.lock_reason))
 

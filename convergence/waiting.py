@@ -183,7 +183,10 @@ def round_run(project_id, token):
         traversal, state = live.get(waiter.stack_id, (None, ""))
         return traversal == waiter.traversal_id and state in st.IN_PROGRESS_STATES
 
-    statuses = _list_statuses(get_cloud_driver(), [w for w in waiters if w.kind and active(w)])
+    watched = [w for w in waiters if w.kind and active(w)]
+    # One project, one list: as the owner of any of its stacks (Keystone: its trust).
+    owner = Stack.objects.filter(pk=watched[0].stack_id).first() if watched else None
+    statuses = _list_statuses(get_cloud_driver().for_stack(owner), watched)
     now = time.time()
     ready = []
     for waiter in waiters:

@@ -78,6 +78,25 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
     def __init__(self, connection=None):
         self._connection = connection
         self._lock = threading.Lock()
+        self._bound = {}
+
+    def for_stack(self, stack):
+        """In Keystone mode, a driver in the owner's project through the stack's trust.
+
+        Outside it (or for a stack made without a trust) the driver's own
+        credentials (``OS_CLOUD``) are used.
+        """
+        from heatweb.keystone import session_for_stack
+
+        session = session_for_stack(stack) if stack is not None else None
+        if session is None:
+            return self
+        with self._lock:
+            key = id(session)  # heatweb.keystone caches one session per trust
+            if key not in self._bound:
+                self._bound[key] = OpenStackCloud(openstack.connection.Connection(
+                    session=session, region_name=settings.HEATWEB.get("OS_REGION") or None))
+            return self._bound[key]
 
     @property
     def conn(self):

@@ -24,7 +24,7 @@ def plugin_instance(stack, res):
     from stacks.cloud import get_cloud_driver
     from stacks.services.definitions import definition_cache
 
-    context = PluginContext(cloud=get_cloud_driver(), stack_id=str(stack.pk),
+    context = PluginContext(cloud=get_cloud_driver().for_stack(stack), stack_id=str(stack.pk),
                             stack_name=stack.name, project_id=stack.project_id)
     return plugin_for(NodeContext(stack=stack, traversal_id=None, events=None,
                                   definition=definition_cache.get(stack.raw_template, stack),
