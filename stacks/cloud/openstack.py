@@ -265,11 +265,13 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
         extra = {KEY_PROPERTY: creation_key} if creation_key else {}
         if location:
             extra["heatweb_location"] = location
+        if data is None and location:  # Glance downloads it (web-download import)
+            source = {"use_import": True, "import_method": "web-download", "uri": location}
+        else:
+            source = {"data": data}
+        # allow_duplicates: openstacksdk would otherwise return any image of that name.
         image = call(self.conn.image.create_image, name=name, allow_duplicates=True,
-                     data=data if data is not None else None,
-                     use_import=bool(location and data is None),
-                     import_method="web-download" if location and data is None else None,
-                     uri=location if data is None else None, wait=False, **attrs, **extra)
+                     wait=False, **source, **attrs, **extra)
         if protected:
             call(self.conn.image.update_image, image, is_protected=True)
         return image.id
