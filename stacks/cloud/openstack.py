@@ -83,6 +83,24 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
         self._connection = connection
         self._lock = threading.Lock()
 
+    def for_stack(self, stack):
+        """In Keystone mode, this cloud in the owner's project through the stack's trust.
+
+        Outside it (or for a stack made without a trust) the driver's own
+        credentials (``OS_CLOUD``) are used. One driver per trust session.
+        """
+        from heatweb.keystone import session_for_stack
+
+        session = session_for_stack(stack) if stack is not None else None
+        if session is None:
+            return self
+        with _by_session_lock:
+            driver = _by_session.get(session)
+            if driver is None:
+                driver = _by_session[session] = OpenStackCloud(openstack.connection.Connection(
+                    session=session, region_name=settings.HEATWEB.get("OS_REGION") or None))
+            return driver
+
     @property
     def conn(self):
         with self._lock:
@@ -90,17 +108,6 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
                 self._connection = openstack.connect(
                     cloud=settings.HEATWEB.get("OS_CLOUD") or None)
             return self._connection
-
-    def for_session(self, session):
-        """This cloud acting through a keystoneauth1 session: in Keystone mode a
-        stack's trust, so its objects are made in the owner's project, as the
-        owner (``stacks.cloud.cloud_for_stack``). One per session."""
-        with _by_session_lock:
-            driver = _by_session.get(session)
-            if driver is None:
-                driver = _by_session[session] = OpenStackCloud(openstack.connection.Connection(
-                    session=session, region_name=settings.KEYSTONE["REGION"]))
-            return driver
 
     # Servers -----------------------------------------------------------------------
 
@@ -261,11 +268,13 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
         extra = {KEY_PROPERTY: creation_key} if creation_key else {}
         if location:
             extra["heatweb_location"] = location
+        if data is None and location:  # Glance downloads it (web-download import)
+            source = {"use_import": True, "import_method": "web-download", "uri": location}
+        else:
+            source = {"data": data}
+        # allow_duplicates: openstacksdk would otherwise return any image of that name.
         image = call(self.conn.image.create_image, name=name, allow_duplicates=True,
-                     data=data if data is not None else None,
-                     use_import=bool(location and data is None),
-                     import_method="web-download" if location and data is None else None,
-                     uri=location if data is None else None, wait=False, **attrs, **extra)
+                     wait=False, **source, **attrs, **extra)
         if protected:
             call(self.conn.image.update_image, image, is_protected=True)
         return image.id
