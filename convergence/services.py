@@ -75,9 +75,14 @@ def traversal_begin(stack, *, traversal_id, graph, reason):
         messages = [("convergence.traversal_finish", [stack_id, traversal_id])]
     outbox_add(messages, stack_id=stack_id, traversal_id=traversal_id)
     if stack.timeout_mins:
+        # Counted from the action's start: a restarted traversal keeps its deadline.
+        started = stack.action_started_at or timezone.now()
+        left = stack.timeout_mins * 60 - (timezone.now() - started).total_seconds()
         outbox_add([("convergence.stack_timeout", [stack_id, traversal_id])],
-                   stack_id=stack_id, traversal_id=traversal_id,
-                   delay_seconds=stack.timeout_mins * 60)
+                   stack_id=stack_id, traversal_id=traversal_id, delay_seconds=max(left, 0.001))
+    if stack.action == "ROLLBACK":
+        # Waits of the traversal rolled back over are aborted by a poll round at once.
+        transaction.on_commit(lambda: stack_stopped(stack))
 
 
 def nodes_enqueue(stack_id, traversal_id, nodes):

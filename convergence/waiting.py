@@ -26,6 +26,7 @@ from collections import defaultdict
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from convergence.models import PollRound, Waiter
 
@@ -168,7 +169,7 @@ def _round_reschedule(project_id, token):
 
 def round_run(project_id, token):
     """One poll round of a project: one list call per kind, ready waiters completed in batches."""
-    from stacks.cloud import get_cloud_driver
+    from stacks.cloud import cloud_for_stack, get_cloud_driver
     from stacks.models import Stack
     from stacks.models import states as st
 
@@ -180,15 +181,25 @@ def round_run(project_id, token):
     ).values_list("pk", "current_traversal", "state")}
 
     def active(waiter):
-        traversal, state = live.get(waiter.stack_id, (None, ""))
-        return traversal == waiter.traversal_id and state in st.IN_PROGRESS_STATES
+        """False when the wait is to be aborted: stack gone, stopped or rolling back over it.
 
-    statuses = _list_statuses(get_cloud_driver(), [w for w in waiters if w.kind and active(w)])
+        A wait overtaken by a newer update keeps waiting: when its action
+        completes it is retriggered in the newer traversal.
+        """
+        traversal, state = live.get(waiter.stack_id, (None, ""))
+        if state not in st.IN_PROGRESS_STATES:
+            return False
+        return traversal == waiter.traversal_id or not state.startswith("ROLLBACK")
+
+    # Every waiter is of this project: any of its stacks' trusts lists its objects.
+    sample = Stack.objects.filter(pk__in=live).first()
+    cloud = cloud_for_stack(sample) if sample else get_cloud_driver()
+    statuses = _list_statuses(cloud, [w for w in waiters if w.kind and active(w)])
     now = time.time()
     ready = []
     for waiter in waiters:
         if not active(waiter):
-            ready.append((waiter, None))  # stopped or moved on: its completion decides
+            ready.append((waiter, None))  # its completion task aborts it
         elif waiter.kind:
             observed = statuses.get((waiter.kind, waiter.object_id))
             if observed in waiter.ready_on:
@@ -207,18 +218,28 @@ def _list_statuses(cloud, waiters):
     for kind, object_ids in ids.items():
         lister = getattr(cloud, LISTERS[kind])
         for start in range(0, len(object_ids), LIST_CHUNK):
-            found = lister(object_ids[start:start + LIST_CHUNK])
+            try:
+                found = lister(object_ids[start:start + LIST_CHUNK])
+            except Exception:  # noqa: BLE001 - the cloud is down: the next round asks again
+                log.exception("listing %s statuses", kind)
+                continue
             statuses.update({(kind, object_id): status for object_id, status in found.items()})
     return statuses
 
 
 def _dispatch(ready):
-    """Claim the ready waiters (delete their rows) and complete them in batches."""
+    """Complete the ready waiters in batches, then remove the rows that were read.
+
+    Sent first, removed after: a round that dies in between only makes the
+    next round send them again (a completion takes the resource over by
+    compare-and-swap, so one of the two does the work). Only the very rows
+    read are removed (same ``next_check``), never a wait registered again
+    meanwhile by a completion that found the action still running.
+    """
     from convergence import tasks
 
     if not ready:
         return
-    Waiter.objects.filter(pk__in=[w.pk for w, _ in ready]).delete()
     groups = defaultdict(list)
     for waiter, observed in ready:
         groups[(str(waiter.stack_id), waiter.traversal_id)].append([waiter.pk, observed])
@@ -226,16 +247,20 @@ def _dispatch(ready):
     for (stack_id, traversal_id), items in groups.items():
         for start in range(0, len(items), size):
             tasks.waits_complete.delay(stack_id, traversal_id, items[start:start + size])
+    _remove([waiter for waiter, _ in ready])
+
+
+def _remove(waiters):
+    for start in range(0, len(waiters), 200):
+        read = Q()
+        for waiter in waiters[start:start + 200]:
+            read |= Q(pk=waiter.pk, next_check=waiter.next_check)
+        Waiter.objects.filter(read).delete()
 
 
 def wait_poke(resource_ids):
     """Check these waiting resources now (a signal arrived, a child stack finished)."""
-    from convergence import tasks
-
-    for waiter in Waiter.objects.filter(pk__in=list(resource_ids)):
-        if Waiter.objects.filter(pk=waiter.pk).delete()[0]:  # claimed here, not by a round
-            tasks.waits_complete.delay(str(waiter.stack_id), waiter.traversal_id,
-                                       [[waiter.pk, None]])
+    _dispatch([(waiter, None) for waiter in Waiter.objects.filter(pk__in=list(resource_ids))])
 
 
 def poke_parent_of(stack):
@@ -250,7 +275,7 @@ def poke_parent_of(stack):
 
 
 def stack_stopped(stack):
-    """A stack failed or was cancelled: its waiters are aborted by a round now, not later."""
+    """A stack failed, was cancelled or rolls back: a round now aborts its waiters, not later."""
     if Waiter.objects.filter(stack_id=stack.pk).exists():
         round_ensure(stack.project_id, countdown=0)
 

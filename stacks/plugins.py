@@ -7,7 +7,7 @@ the plugin of one resource row in it; ``InputLookup`` resolves
 """
 from dataclasses import dataclass, field
 
-from stacks.cloud import get_cloud_driver
+from stacks.cloud import cloud_for_stack
 from stacks.definitions import definition_cache, plugin_class_for_type
 from stacks.resources.base import PluginContext
 
@@ -31,8 +31,9 @@ class NodeContext:
 
 
 def plugin_context(stack):
-    return PluginContext(cloud=get_cloud_driver(), stack_id=str(stack.pk),
-                         stack_name=stack.name, project_id=stack.project_id)
+    return PluginContext(cloud=cloud_for_stack(stack), stack_id=str(stack.pk),
+                         stack_name=stack.name, project_id=stack.project_id,
+                         lock_reason=stack.lock_reason)
 
 
 def stack_context(stack, *, traversal_id=None, events=None, with_definition=True):
@@ -89,4 +90,4 @@ def plugin_for(ctx, res, properties=None, cls=None):
     cls = cls or plugin_class(ctx, res)
     return cls(name=res.name, properties=res.properties_data if properties is None else properties,
                context=ctx.plugin_context, physical_id=res.physical_resource_id or None,
-               data=dict(res.plugin_data or {}))
+               data=dict(res.plugin_data or {}), resource_id=res.pk)

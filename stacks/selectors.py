@@ -4,6 +4,7 @@ from django.db.models import Q
 from heatweb.api import as_uuid, page_limit
 from heatweb.exceptions import BadRequest, EntityNotFound
 from stacks.models import Event, Resource, Stack
+from stacks.models import states as st
 from stacks.plugins import InputLookup, node_data, plugin_for, stack_context
 
 STACK_SORT_KEYS = {"stack_name": "name", "stack_status": "state", "creation_time": "created_at",
@@ -47,9 +48,12 @@ def stack_list(project, *, params):
             continue
         cond = Q()
         for value in values:
+            # Status and action as lists of whole states, so the (project, state) index serves.
             cond |= {"name": Q(name=value), "id": Q(pk=as_uuid(value)),
-                     "status": Q(state__endswith=f"_{value.upper()}"),
-                     "action": Q(state__startswith=f"{value.upper()}_")}[key]
+                     "status": Q(state__in=[s for s in st.ALL_STATES
+                                            if s.endswith(f"_{value.upper()}")]),
+                     "action": Q(state__in=[s for s in st.ALL_STATES
+                                            if s.startswith(f"{value.upper()}_")])}[key]
         qs = qs.filter(cond)
     sort_key = STACK_SORT_KEYS.get(params.get("sort_keys") or "creation_time")
     if sort_key is None:

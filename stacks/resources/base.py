@@ -27,12 +27,23 @@ class ResourceFailure(Exception):
     """An action of a resource failed; the message is the reason users see."""
 
 
+def cloud_call(method, *args, **kwargs):
+    """Call the cloud driver; its refusal (``CloudError``) fails the resource with its message."""
+    from stacks.cloud.driver import CloudError
+
+    try:
+        return method(*args, **kwargs)
+    except CloudError as error:
+        raise ResourceFailure(str(error)) from None
+
+
 @dataclass
 class PluginContext:
     cloud: object
     stack_id: str
     stack_name: str
     project_id: str
+    lock_reason: str = ""
 
 
 def wait_cookie(seconds):
@@ -73,12 +84,14 @@ class ResourcePlugin:
     # lock itself (no physical lock) and receives parameters from the parent.
     nested_stack = False
 
-    def __init__(self, *, name, properties, context, physical_id=None, data=None):
+    def __init__(self, *, name, properties, context, physical_id=None, data=None,
+                 resource_id=None):
         self.name = name
         self.properties = properties or {}
         self.context = context
         self.physical_id = physical_id
         self.data = data if data is not None else {}
+        self.resource_id = resource_id
 
     @property
     def creation_key(self):
@@ -137,6 +150,23 @@ class ResourcePlugin:
     def needs_replacement_for(cls, old_properties, new_properties, changed):
         """The engine's update-or-replace question; plugins may look at the values."""
         return cls.needs_replacement(changed)
+
+    @classmethod
+    def never_replaced(cls):
+        """True when no property change can replace it (every property updates in place).
+
+        The engine then gives a kept resource of this type no cleanup node
+        in an update: there would be nothing to delete. A plugin that
+        decides replacement itself is never assumed to be one.
+        """
+        base = ResourcePlugin.__dict__
+        if cls.needs_replacement.__func__ is not base["needs_replacement"].__func__ or \
+                cls.needs_replacement_for.__func__ is not base["needs_replacement_for"].__func__:
+            return False
+        if cls.allow_unknown_properties and not cls.properties_schema:
+            return True
+        return not cls.allow_unknown_properties and \
+            all(p.update_allowed for p in cls.properties_schema.values())
 
     @classmethod
     def schema_doc(cls):

@@ -57,7 +57,8 @@ def _converge(stack, definition, raw, *, existing, reason, cas_fields, unchanged
     graph = Graph() if unchanged else converge_graph(
         new_requires=new_requires,
         existing_requires={r.pk: list(r.requires) for r in existing},
-        in_new_template={by_name[n].pk for n in names if n in current})
+        in_new_template={by_name[n].pk for n in names if n in current},
+        no_cleanup=_never_replaced(definition, current))
     traversal_id = new_traversal_id()
     stack_save_cas(stack, current_traversal=traversal_id, **cas_fields)
     traversal_begin(stack, traversal_id=traversal_id, graph=graph, reason=reason)
@@ -135,6 +136,16 @@ def stack_update(stack, *, template=None, environment=None, parameters=None, fil
                                   **fields),
                   unchanged=_nothing_to_update(old_state, old_raw, raw, definition, existing))
     return stack
+
+
+def _never_replaced(definition, current):
+    """Kept resources that no update can replace (their cleanup node would do nothing)."""
+    if definition is None:
+        return set()
+    return {res.pk for name, res in current.items()
+            if name in definition.resources and definition.resources[name].type == res.type
+            and res.action != "DELETE" and res.status != st.IN_PROGRESS
+            and res.engine_id is None and definition.plugins[name].never_replaced()}
 
 
 def _nothing_to_update(old_state, old_raw, raw, definition, existing):

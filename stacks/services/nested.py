@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import F
 from django_fsm import can_proceed
 
+from heatweb.api import param_minutes
 from heatweb.exceptions import RequestLimitExceeded, StackValidationFailed
 from stacks.definitions import parse_template
 from stacks.models import Resource, Stack
@@ -27,6 +28,7 @@ def nested_create(*, parent_id, resource_name, template, parameters, files, time
     if parent.nested_depth + 1 > limit:
         raise StackValidationFailed(f"Recursion depth exceeds {limit}.")
     _check_tree_resources(parent, template, files)
+    timeout_mins = param_minutes(timeout_mins or None, "timeout")
     name = f"{parent.name}-{resource_name}-{secrets.token_hex(6)}"
     child = lifecycle.stack_create(
         project=parent.project, user=parent.user, name=name, template=template,
@@ -72,6 +74,7 @@ def nested_get(child_id):
 def nested_update(child_id, *, template, parameters, files, timeout_mins=None):
     child = nested_get(child_id)
     _check_tree_resources(child, template, files, replacing=child.pk)
+    timeout_mins = param_minutes(timeout_mins or None, "timeout")
     stack_action(child, "update", template=template, parameters=parameters, files=files,
                  timeout_mins=timeout_mins)
 
