@@ -170,7 +170,7 @@ def scaling_group_resize(*, stack_id, group_physical_id, new_size, context):
             return None, "signal ignored: the group is being updated"
         group = AutoScalingGroup(name=row.name, properties=row.properties_data,
                                  context=context, physical_id=row.physical_resource_id,
-                                 data=dict(row.plugin_data or {}))
+                                 data=dict(row.plugin_data or {}), resource_id=row.pk)
         current = len(group.data.get("members", []))
         size = group.resized(new_size(current))
         with transaction.atomic():
