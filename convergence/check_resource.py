@@ -42,7 +42,7 @@ DONE_EMPTY = Outcome("done")
 
 # Running one action --------------------------------------------------------------
 
-def _lock_and_begin(ctx, res, action, plugin):
+def _lock_and_begin(ctx, res, action, *, plugin):
     """Take the resource lock and move to ACTION_IN_PROGRESS in one UPDATE.
 
     The lock records the node and its input (``action_cookie`` without a
@@ -133,7 +133,7 @@ def action_start(ctx, res, action, plugin, *, props=None, pending=None, args=())
                                       STATELESS_ACTIONS):
         return _locked_elsewhere(res)  # another engine is working on it
     try:
-        if not _lock_and_begin(ctx, res, action, plugin):
+        if not _lock_and_begin(ctx, res, action, plugin=plugin):
             return _locked_elsewhere(res)
     except TransitionNotAllowed:
         return Outcome("failed", reason=(

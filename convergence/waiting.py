@@ -26,6 +26,7 @@ from collections import defaultdict
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from convergence.models import PollRound, Waiter
 
@@ -217,18 +218,28 @@ def _list_statuses(cloud, waiters):
     for kind, object_ids in ids.items():
         lister = getattr(cloud, LISTERS[kind])
         for start in range(0, len(object_ids), LIST_CHUNK):
-            found = lister(object_ids[start:start + LIST_CHUNK])
+            try:
+                found = lister(object_ids[start:start + LIST_CHUNK])
+            except Exception:  # noqa: BLE001 - the cloud is down: the next round asks again
+                log.exception("listing %s statuses", kind)
+                continue
             statuses.update({(kind, object_id): status for object_id, status in found.items()})
     return statuses
 
 
 def _dispatch(ready):
-    """Claim the ready waiters (delete their rows) and complete them in batches."""
+    """Complete the ready waiters in batches, then remove the rows that were read.
+
+    Sent first, removed after: a round that dies in between only makes the
+    next round send them again (a completion takes the resource over by
+    compare-and-swap, so one of the two does the work). Only the very rows
+    read are removed (same ``next_check``), never a wait registered again
+    meanwhile by a completion that found the action still running.
+    """
     from convergence import tasks
 
     if not ready:
         return
-    Waiter.objects.filter(pk__in=[w.pk for w, _ in ready]).delete()
     groups = defaultdict(list)
     for waiter, observed in ready:
         groups[(str(waiter.stack_id), waiter.traversal_id)].append([waiter.pk, observed])
@@ -236,16 +247,20 @@ def _dispatch(ready):
     for (stack_id, traversal_id), items in groups.items():
         for start in range(0, len(items), size):
             tasks.waits_complete.delay(stack_id, traversal_id, items[start:start + size])
+    _remove([waiter for waiter, _ in ready])
+
+
+def _remove(waiters):
+    for start in range(0, len(waiters), 200):
+        read = Q()
+        for waiter in waiters[start:start + 200]:
+            read |= Q(pk=waiter.pk, next_check=waiter.next_check)
+        Waiter.objects.filter(read).delete()
 
 
 def wait_poke(resource_ids):
     """Check these waiting resources now (a signal arrived, a child stack finished)."""
-    from convergence import tasks
-
-    for waiter in Waiter.objects.filter(pk__in=list(resource_ids)):
-        if Waiter.objects.filter(pk=waiter.pk).delete()[0]:  # claimed here, not by a round
-            tasks.waits_complete.delay(str(waiter.stack_id), waiter.traversal_id,
-                                       [[waiter.pk, None]])
+    _dispatch([(waiter, None) for waiter in Waiter.objects.filter(pk__in=list(resource_ids))])
 
 
 def poke_parent_of(stack):

@@ -264,6 +264,7 @@ HEATWEB = {
         "openstack": "stacks.cloud.openstack.OpenStackCloud",
     }[os.environ.get("HEATWEB_CLOUD", "simulated")],
     "OS_CLOUD": os.environ.get("OS_CLOUD", ""),
+    "OS_REGION": os.environ.get("OS_REGION_NAME", "RegionOne"),
 }
 
 # Django reads form bodies (pages, admin) within the same budget.

@@ -17,18 +17,10 @@ def get_cloud_driver():
 
 
 def cloud_for_stack(stack):
-    """The driver acting for the stack's owner.
+    """The driver acting for the stack's owner (Keystone mode: through the stack's trust).
 
-    In Keystone mode a driver that takes a keystoneauth1 session
-    (``for_session``, the OpenStack one) gets the stack's trust session
-    (``heatweb.keystone.session_for_stack``): it acts in the owner's project
-    as the owner, after the owner's token expired. Otherwise, and for the
-    simulated cloud, the configured driver.
+    The configured driver's ``for_stack`` decides: the OpenStack one binds
+    the stack's trust session (``heatweb.keystone.session_for_stack``); the
+    simulated cloud is the same for everyone.
     """
-    from heatweb.keystone import session_for_stack
-    from stacks.cloud.metered import MeteredCloud
-
-    driver = get_cloud_driver()
-    for_session = getattr(driver.driver, "for_session", None)
-    session = session_for_stack(stack) if for_session is not None else None
-    return driver if session is None else MeteredCloud(for_session(session), simulated=False)
+    return get_cloud_driver().for_stack(stack)

@@ -15,6 +15,7 @@ import logging
 import re
 import threading
 import time
+import weakref
 
 import openstack
 from django.conf import settings
@@ -32,6 +33,9 @@ TRANSIENT_STATUS = (502, 503, 504)
 # made from a worker's poll, and a longer outage fails the resource.
 RETRY_DELAYS = (0.5, 1.5, 3.0)
 GONE_SERVER = ("DELETED", "SOFT_DELETED")
+# The drivers acting through sessions (stack trusts): gone with their session.
+_by_session = weakref.WeakKeyDictionary()
+_by_session_lock = threading.Lock()
 
 
 def cloud_message(error):
@@ -78,6 +82,24 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
     def __init__(self, connection=None):
         self._connection = connection
         self._lock = threading.Lock()
+
+    def for_stack(self, stack):
+        """In Keystone mode, this cloud in the owner's project through the stack's trust.
+
+        Outside it (or for a stack made without a trust) the driver's own
+        credentials (``OS_CLOUD``) are used. One driver per trust session.
+        """
+        from heatweb.keystone import session_for_stack
+
+        session = session_for_stack(stack) if stack is not None else None
+        if session is None:
+            return self
+        with _by_session_lock:
+            driver = _by_session.get(session)
+            if driver is None:
+                driver = _by_session[session] = OpenStackCloud(openstack.connection.Connection(
+                    session=session, region_name=settings.HEATWEB.get("OS_REGION") or None))
+            return driver
 
     @property
     def conn(self):
@@ -246,11 +268,13 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
         extra = {KEY_PROPERTY: creation_key} if creation_key else {}
         if location:
             extra["heatweb_location"] = location
+        if data is None and location:  # Glance downloads it (web-download import)
+            source = {"use_import": True, "import_method": "web-download", "uri": location}
+        else:
+            source = {"data": data}
+        # allow_duplicates: openstacksdk would otherwise return any image of that name.
         image = call(self.conn.image.create_image, name=name, allow_duplicates=True,
-                     data=data if data is not None else None,
-                     use_import=bool(location and data is None),
-                     import_method="web-download" if location and data is None else None,
-                     uri=location if data is None else None, wait=False, **attrs, **extra)
+                     wait=False, **source, **attrs, **extra)
         if protected:
             call(self.conn.image.update_image, image, is_protected=True)
         return image.id

@@ -17,11 +17,6 @@ import yaml
 
 from tests.conftest import BIN, ROOT, LiveService
 
-# The embedded and distributed runs of ./test have no cloud: these tests
-# belong to ./test --mode openstack, where a missing cloud fails them.
-ONLY_IN_OPENSTACK_MODE = pytest.mark.skipif(
-    os.environ.get("HEATWEB_TEST_MODE") in ("embedded", "distributed"),
-    reason="needs the real cloud: ./test --mode openstack")
 CLOUD_BASE = Path(os.environ.get("HEATWEB_CLOUD_BASE", "/tmp/heatweb-cloud"))
 TIMEOUT = 30
 

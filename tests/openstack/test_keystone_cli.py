@@ -7,10 +7,9 @@ import uuid
 
 import pytest
 
-from tests.openstack.keystone_support import ONLY_IN_OPENSTACK_MODE, Cloud, \
-    keystone_service, run_cli
+from tests.openstack.keystone_support import Cloud, keystone_service, run_cli
 
-pytestmark = [pytest.mark.openstack, ONLY_IN_OPENSTACK_MODE]
+pytestmark = [pytest.mark.openstack]
 
 TEMPLATE = """
 heat_template_version: 2016-10-14

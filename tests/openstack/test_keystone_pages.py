@@ -6,10 +6,9 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import browser, screenshot  # noqa: F401 - the browser fixture
-from tests.openstack.keystone_support import ONLY_IN_OPENSTACK_MODE, Cloud, Heat, \
-    keystone_service
+from tests.openstack.keystone_support import Cloud, Heat, keystone_service
 
-pytestmark = [pytest.mark.openstack, pytest.mark.browser, ONLY_IN_OPENSTACK_MODE]
+pytestmark = [pytest.mark.openstack, pytest.mark.browser]
 
 TEMPLATE = """\
 heat_template_version: 2016-10-14
