@@ -63,7 +63,7 @@ class Graph:
             raise CircularDependencyException(cycle=", ".join(cycle))
 
 
-def converge_graph(*, new_requires, existing_requires, in_new_template):
+def converge_graph(*, new_requires, existing_requires, in_new_template, no_cleanup=()):
     """Graph for a create/update/rollback/delete traversal.
 
     ``new_requires``: resource id -> ids it requires in the new template
@@ -71,21 +71,28 @@ def converge_graph(*, new_requires, existing_requires, in_new_template):
     id -> ids it required when last converged (every existing resource,
     including old replaced ones). ``in_new_template``: ids of existing
     resources that the new template keeps (they get an update node too).
+    ``no_cleanup``: kept resources that cannot be replaced, so their
+    cleanup node would do nothing; they get none, and the cleanups that
+    would have waited for it wait for their update node instead.
     """
     graph = Graph()
+    cleans = {rid for rid in existing_requires
+              if not (rid in no_cleanup and rid in in_new_template)}
     for rid, requires in new_requires.items():
         graph.add_node((rid, True))
         for req in requires:
             graph.add_edge((req, True), (rid, True))
-            if req in existing_requires:
+            if req in cleans:
                 graph.add_edge((rid, True), (req, False))
     for rid, requires in existing_requires.items():
-        graph.add_node((rid, False))
-        if rid in in_new_template:
-            graph.add_edge((rid, True), (rid, False))
+        before = (rid, False) if rid in cleans else (rid, True)
+        if rid in cleans:
+            graph.add_node((rid, False))
+            if rid in in_new_template:
+                graph.add_edge((rid, True), (rid, False))
         for req in requires:
-            if req in existing_requires:
-                graph.add_edge((rid, False), (req, False))
+            if req in cleans:
+                graph.add_edge(before, (req, False))
     graph.check_acyclic()
     return graph
 

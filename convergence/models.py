@@ -99,7 +99,7 @@ class Waiter(models.Model):
 
     resource_id = models.BigIntegerField(primary_key=True)
     project_id = models.CharField(max_length=64, db_index=True)
-    stack_id = models.UUIDField()
+    stack_id = models.UUIDField(db_index=True)
     traversal_id = models.CharField(max_length=36)
     kind = models.CharField(max_length=16, blank=True, default="")
     object_id = models.CharField(max_length=255, blank=True, default="")

@@ -168,7 +168,7 @@ def _round_reschedule(project_id, token):
 
 def round_run(project_id, token):
     """One poll round of a project: one list call per kind, ready waiters completed in batches."""
-    from stacks.cloud import get_cloud_driver
+    from stacks.cloud import cloud_for_stack, get_cloud_driver
     from stacks.models import Stack
     from stacks.models import states as st
 
@@ -180,18 +180,25 @@ def round_run(project_id, token):
     ).values_list("pk", "current_traversal", "state")}
 
     def active(waiter):
-        traversal, state = live.get(waiter.stack_id, (None, ""))
-        return traversal == waiter.traversal_id and state in st.IN_PROGRESS_STATES
+        """False when the wait is to be aborted: stack gone, stopped or rolling back over it.
 
-    watched = [w for w in waiters if w.kind and active(w)]
-    # One project, one list: as the owner of any of its stacks (Keystone: its trust).
-    owner = Stack.objects.filter(pk=watched[0].stack_id).first() if watched else None
-    statuses = _list_statuses(get_cloud_driver().for_stack(owner), watched)
+        A wait overtaken by a newer update keeps waiting: when its action
+        completes it is retriggered in the newer traversal.
+        """
+        traversal, state = live.get(waiter.stack_id, (None, ""))
+        if state not in st.IN_PROGRESS_STATES:
+            return False
+        return traversal == waiter.traversal_id or not state.startswith("ROLLBACK")
+
+    # Every waiter is of this project: any of its stacks' trusts lists its objects.
+    sample = Stack.objects.filter(pk__in=live).first()
+    cloud = cloud_for_stack(sample) if sample else get_cloud_driver()
+    statuses = _list_statuses(cloud, [w for w in waiters if w.kind and active(w)])
     now = time.time()
     ready = []
     for waiter in waiters:
         if not active(waiter):
-            ready.append((waiter, None))  # stopped or moved on: its completion decides
+            ready.append((waiter, None))  # its completion task aborts it
         elif waiter.kind:
             observed = statuses.get((waiter.kind, waiter.object_id))
             if observed in waiter.ready_on:
@@ -253,7 +260,7 @@ def poke_parent_of(stack):
 
 
 def stack_stopped(stack):
-    """A stack failed or was cancelled: its waiters are aborted by a round now, not later."""
+    """A stack failed, was cancelled or rolls back: a round now aborts its waiters, not later."""
     if Waiter.objects.filter(stack_id=stack.pk).exists():
         round_ensure(stack.project_id, countdown=0)
 

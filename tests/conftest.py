@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -322,6 +323,42 @@ class LiveService:
         self.processes = {}
         if self.database:
             self.database.drop()
+
+
+class ServiceDatabase:
+    """Plain SQL on the live service's own database (SQLite file or PostgreSQL)."""
+
+    def __init__(self, service):
+        if service.database:
+            import psycopg
+
+            self.conn = psycopg.connect(service.database.url, autocommit=True)
+            self.mark = "%s"
+        else:
+            path = Path(service.env["HEATWEB_DATA_DIR"]) / "heatweb.sqlite3"
+            self.conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+            self.mark = "?"
+
+    def rows(self, sql, *params):
+        return list(self.conn.execute(sql.replace("%s", self.mark), params).fetchall())
+
+    def resource(self, stack_name, name):
+        """(engine_id, physical_resource_id, state) of one resource, or None."""
+        found = self.rows("SELECT r.engine_id, r.physical_resource_id, r.state "
+                          "FROM stacks_resource r JOIN stacks_stack s ON s.id = r.stack_id "
+                          "WHERE s.name = %s AND r.name = %s AND s.deleted_at IS NULL",
+                          stack_name, name)
+        return found[0] if found else None
+
+    def servers_made(self, stack_name):
+        """Resource name -> how many simulated servers were ever made for it."""
+        prefix = f"{stack_name}-"
+        return {name[len(prefix):]: count for name, count in self.rows(
+            "SELECT name, COUNT(*) FROM stacks_simserver WHERE name LIKE %s GROUP BY name",
+            prefix + "%")}
+
+    def close(self):
+        self.conn.close()
 
 
 @pytest.fixture(scope="session")

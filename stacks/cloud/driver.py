@@ -27,10 +27,6 @@ NETWORK_KINDS = ("network", "subnet", "port", "security_group")
 class CloudDriver(ABC):
     """Servers and images of one cloud."""
 
-    def for_stack(self, stack):
-        """The driver acting for ``stack``'s owner (Keystone mode: through the stack's trust)."""
-        return self
-
     @abstractmethod
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
                       networks=None, key_name=None, creation_key=None):

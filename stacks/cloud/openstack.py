@@ -80,17 +80,9 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
         self._lock = threading.Lock()
         self._bound = {}
 
-    def for_stack(self, stack):
-        """In Keystone mode, a driver in the owner's project through the stack's trust.
-
-        Outside it (or for a stack made without a trust) the driver's own
-        credentials (``OS_CLOUD``) are used.
-        """
-        from heatweb.keystone import session_for_stack
-
-        session = session_for_stack(stack) if stack is not None else None
-        if session is None:
-            return self
+    def for_session(self, session):
+        """A driver acting with ``session`` (Keystone mode: the stack's trust, see
+        ``stacks.cloud.cloud_for_stack``) instead of this driver's ``OS_CLOUD``."""
         with self._lock:
             key = id(session)  # heatweb.keystone caches one session per trust
             if key not in self._bound:

@@ -57,7 +57,9 @@ class Stack(models.Model):
             models.UniqueConstraint(fields=["project", "name"], condition=Q(deleted_at__isnull=True),
                                     name="uniq_live_stack_name"),
         ]
-        indexes = [models.Index(fields=["project", "created_at"])]
+        indexes = [models.Index(fields=["project", "created_at"]),
+                   models.Index(fields=["project", "state", "created_at"],
+                                name="stack_project_state_idx")]
 
     def __str__(self):
         return f"{self.name} ({self.id})"

@@ -103,6 +103,10 @@ class ResourcePlugin:
         """
         return self.data.get(CREATION_KEY)
 
+    def waiting_reason(self, cookie):
+        """What a pending action waits for, shown as the resource's status reason (or None)."""
+        return None
+
     # Schema ----------------------------------------------------------------------
 
     @classmethod
@@ -146,6 +150,23 @@ class ResourcePlugin:
     def needs_replacement_for(cls, old_properties, new_properties, changed):
         """The engine's update-or-replace question; plugins may look at the values."""
         return cls.needs_replacement(changed)
+
+    @classmethod
+    def never_replaced(cls):
+        """True when no property change can replace it (every property updates in place).
+
+        The engine then gives a kept resource of this type no cleanup node
+        in an update: there would be nothing to delete. A plugin that
+        decides replacement itself is never assumed to be one.
+        """
+        base = ResourcePlugin.__dict__
+        if cls.needs_replacement.__func__ is not base["needs_replacement"].__func__ or \
+                cls.needs_replacement_for.__func__ is not base["needs_replacement_for"].__func__:
+            return False
+        if cls.allow_unknown_properties and not cls.properties_schema:
+            return True
+        return not cls.allow_unknown_properties and \
+            all(p.update_allowed for p in cls.properties_schema.values())
 
     @classmethod
     def schema_doc(cls):

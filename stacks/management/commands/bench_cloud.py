@@ -58,8 +58,11 @@ class Meters:
         self.queries, self.tasks = queries, tasks
 
     def read(self):
-        return {"tasks": self.tasks.total(), "cloud": CLOUD_CALLS.snapshot()[0],
-                "sql": self.queries.count}
+        total, by_name = CLOUD_CALLS.snapshot()
+        with self.tasks.lock:
+            rounds = self.tasks.by_name["convergence.poll_round"]
+        return {"tasks": self.tasks.total(), "cloud": total, "sql": self.queries.count,
+                "rounds": rounds, "lists": by_name["server_statuses"]}
 
 
 def diff(after, before):
@@ -136,9 +139,11 @@ class Command(BaseCommand):
                           f"{opts['api_latency']} s per API call")
         self.stdout.write("wait window: while all N resources waited (none complete yet); "
                           "per second = counts in the window / its length")
-        header = (f"{'N':>5} {'phase':<8}{'state':<18}{'seconds':>8}{'tasks':>7}{'cloud':>7}"
-                  f"{'SQL':>8}{'SQL/res':>8} | {'window s':>8}{'tasks/s':>8}{'cloud/s':>8}"
-                  f"{'SQL/s':>8}")
+        self.stdout.write("rounds: poll-round tasks; lists: server_statuses calls (one list "
+                          "call for every waiting server of the project)")
+        header = (f"{'N':>5} {'phase':<8}{'state':<18}{'seconds':>8}{'tasks':>7}{'rounds':>7}"
+                  f"{'cloud':>7}{'lists':>6}{'SQL':>8}{'SQL/res':>8} | {'window s':>8}"
+                  f"{'tasks/s':>8}{'cloud/s':>8}{'SQL/s':>8}")
         self.stdout.write(header)
         self.stdout.write("-" * len(header))
         for r in rows:
@@ -147,7 +152,8 @@ class Command(BaseCommand):
                 (lambda k: f"{'-':>8}")
             self.stdout.write(
                 f"{r['n']:>5} {r['phase']:<8}{r['state']:<18}{r['seconds']:>8.2f}"
-                f"{r['tasks']:>7}{r['cloud']:>7}{r['sql']:>8}{r['sql'] / r['n']:>8.2f} | "
+                f"{r['tasks']:>7}{r['rounds']:>7}{r['cloud']:>7}{r['lists']:>6}{r['sql']:>8}"
+                f"{r['sql'] / r['n']:>8.2f} | "
                 f"{(w['seconds'] if w else 0):>8.2f}{per('tasks')}{per('cloud')}{per('sql')}")
         for line in extras:
             self.stdout.write(line)

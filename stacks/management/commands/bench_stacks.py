@@ -1,4 +1,5 @@
-"""Benchmark: create, update and delete stacks of N OS::Heat::None resources.
+"""Benchmark: create, update, update again unchanged ("same") and delete stacks of N
+OS::Heat::None resources.
 
 Runs on whichever run mode the environment selects (SQLite + filesystem
 broker, or PostgreSQL + Redis). By default the engine runs in this process
@@ -78,8 +79,17 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=900)
 
     def handle(self, *args, **opts):
+        from celery import signals
+
         counter = QueryCounter()
         counter.install()
+        counter.tasks = 0
+
+        def task_started(**kwargs):
+            with counter.lock:
+                counter.tasks += 1
+
+        signals.task_prerun.connect(task_started, weak=False)
         project, _ = Project.objects.get_or_create(name="bench")
         rows = []
         worker = None
@@ -89,7 +99,8 @@ class Command(BaseCommand):
             from heatweb.celery import app
 
             worker = start_worker(app, pool="solo", concurrency=1, perform_ping_check=False,
-                                  shutdown_timeout=30, queues=["heatweb"])
+                                  shutdown_timeout=30,
+                                  queues=[settings.CELERY_TASK_DEFAULT_QUEUE])
             worker.__enter__()
         try:
             for shape in opts["shapes"].split(","):
@@ -111,13 +122,17 @@ class Command(BaseCommand):
             ("update", lambda: lifecycle.stack_update(
                 Stack.objects.get(project=project, name=name, deleted_at__isnull=True),
                 template=template(n, chain=chain, marker="b")), "UPDATE_COMPLETE"),
+            # the same template again: nothing to converge, no resource node runs
+            ("same", lambda: lifecycle.stack_update(
+                Stack.objects.get(project=project, name=name, deleted_at__isnull=True),
+                template=template(n, chain=chain, marker="b")), "UPDATE_COMPLETE"),
             ("delete", lambda: lifecycle.stack_delete(
                 Stack.objects.get(project=project, name=name, deleted_at__isnull=True)),
              "DELETE_COMPLETE"),
         ]
         stack_id = None
         for phase, start, target in phases:
-            before = counter.count
+            before, tasks_before = counter.count, counter.tasks
             began = time.perf_counter()
             stack = start()
             stack_id = stack.pk
@@ -129,7 +144,8 @@ class Command(BaseCommand):
             peak_mb = rusage.getrusage(rusage.RUSAGE_SELF).ru_maxrss / 1024
             results.append({"shape": shape, "n": n, "phase": phase, "state": state,
                             "seconds": elapsed, "per_sec": n / elapsed if elapsed else 0,
-                            "queries": queries, "q_per_res": queries / n, "peak_mb": peak_mb})
+                            "queries": queries, "q_per_res": queries / n, "peak_mb": peak_mb,
+                            "tasks": counter.tasks - tasks_before})
         return results
 
     def print_table(self, rows):
@@ -137,11 +153,11 @@ class Command(BaseCommand):
         broker = settings.CELERY_BROKER_URL.split(":", 1)[0]
         self.stdout.write(f"run mode: database={db} broker={broker}")
         header = (f"{'shape':<12}{'N':>6} {'phase':<8}{'state':<17}{'seconds':>9}"
-                  f"{'res/s':>9}{'queries':>9}{'q/res':>7}{'peak MB':>9}")
+                  f"{'res/s':>9}{'queries':>9}{'q/res':>7}{'tasks':>7}{'peak MB':>9}")
         self.stdout.write(header)
         self.stdout.write("-" * len(header))
         for r in rows:
             self.stdout.write(
                 f"{r['shape']:<12}{r['n']:>6} {r['phase']:<8}{r['state']:<17}"
                 f"{r['seconds']:>9.2f}{r['per_sec']:>9.1f}{r['queries']:>9}"
-                f"{r['q_per_res']:>7.2f}{r['peak_mb']:>9.0f}")
+                f"{r['q_per_res']:>7.2f}{r['tasks']:>7}{r['peak_mb']:>9.0f}")

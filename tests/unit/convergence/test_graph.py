@@ -42,6 +42,25 @@ def test_removed_resource_only_has_a_cleanup_node():
     assert (A, False) in graph.successors((B, False))
 
 
+def test_kept_resources_that_cannot_be_replaced_get_no_cleanup_node():
+    # A chain A <- B <- C, all kept; B and C cannot be replaced, A can.
+    graph = converge_graph(new_requires={A: [], B: [A], C: [B]},
+                           existing_requires={A: [], B: [A], C: [B]},
+                           in_new_template={A, B, C}, no_cleanup={B, C})
+    assert (B, False) not in graph.nodes and (C, False) not in graph.nodes
+    assert (A, False) in graph.nodes  # A may be replaced: its old self is cleaned up
+    assert (A, False) in graph.successors((B, True))  # ... once B no longer needs it
+    assert graph.roots() == [(A, False), (C, True)]
+
+
+def test_a_removed_requirement_is_cleaned_after_its_kept_dependent_updates():
+    # B required A; the new template removes A, B (never replaced) stays.
+    graph = converge_graph(new_requires={B: []}, existing_requires={A: [], B: [A]},
+                           in_new_template={B}, no_cleanup={B})
+    assert (B, False) not in graph.nodes
+    assert graph.successors((B, True)) == {(A, False)}
+
+
 def test_delete_graph_is_reverse_dependency_order():
     graph = converge_graph(new_requires={}, existing_requires={A: [], B: [A], C: [B]},
                            in_new_template=set())

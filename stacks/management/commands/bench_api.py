@@ -1,0 +1,248 @@
+"""Benchmark: reads at 10,000 stacks through the real HTTP service (gunicorn).
+
+Loads a project with ``--stacks`` stacks (a few resources and their events
+each) with bulk inserts, starts gunicorn on this run mode's database, and
+runs ``--readers`` concurrent readers for ``--seconds``: the stack list
+(filter on status, sort by name, a page of 20), a stack's show, its
+resources, its events and the stacks page. Prints p50/p99 per endpoint,
+requests per second, and the SQL statements each endpoint runs (counted
+in this process through Django's test client, same views and middleware).
+"""
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import requests
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from heatweb.models import Membership, Project, Role
+from heatweb.tokens import token_issue
+from stacks.models import Event, RawTemplate, Resource, Stack
+
+PROJECT = "bench-api"
+USER = "bench-api-reader"
+TEMPLATE = {"heat_template_version": "2018-08-31", "description": "A small stack",
+            "resources": {f"r{i}": {"type": "OS::Heat::None"} for i in range(3)},
+            "outputs": {"first": {"value": {"get_resource": "r0"}}}}
+STATES = ["CREATE_COMPLETE"] * 8 + ["UPDATE_COMPLETE", "CREATE_FAILED"]
+
+
+def load(project, count, *, out):
+    """Bulk-insert ``count`` stacks of 3 resources and 8 events each (unless already there)."""
+    have = Stack.objects.filter(project=project, deleted_at__isnull=True).count()
+    if have >= count:
+        out(f"project {project.name}: {have} stacks already loaded")
+        return
+    raw = RawTemplate.objects.create(template=TEMPLATE, files={}, environment={})
+    began = time.perf_counter()
+    for start in range(have, count, 1000):
+        stacks = [Stack(project=project, name=f"stack-{i:05d}", raw_template=raw,
+                        state=STATES[i % len(STATES)], status_reason="Stack CREATE completed",
+                        current_traversal=str(uuid.uuid4()))
+                  for i in range(start, min(count, start + 1000))]
+        Stack.objects.bulk_create(stacks)
+        resources, events = [], []
+        for stack in stacks:
+            for name in TEMPLATE["resources"]:
+                resources.append(Resource(stack=stack, name=name, type="OS::Heat::None",
+                                          state="CREATE_COMPLETE", template=raw,
+                                          physical_resource_id=uuid.uuid4().hex))
+            events.append(Event(stack=stack, resource_name=stack.name,
+                                resource_type="OS::Heat::Stack", resource_action="CREATE",
+                                resource_status="IN_PROGRESS",
+                                resource_status_reason="Stack CREATE started"))
+            for name in TEMPLATE["resources"]:
+                for status in ("IN_PROGRESS", "COMPLETE"):
+                    events.append(Event(stack=stack, resource_name=name,
+                                        resource_type="OS::Heat::None",
+                                        resource_action="CREATE", resource_status=status,
+                                        resource_status_reason="state changed"))
+            action, status = stack.state.split("_", 1)
+            events.append(Event(stack=stack, resource_name=stack.name,
+                                resource_type="OS::Heat::Stack", resource_action=action,
+                                resource_status=status, resource_status_reason="done"))
+        Resource.objects.bulk_create(resources, batch_size=1000)
+        Event.objects.bulk_create(events, batch_size=1000)
+    out(f"loaded {count - have} stacks in {time.perf_counter() - began:.1f} s")
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Gunicorn:
+    """The real web service on a free port: 2 workers with 4 threads, as ``./run`` serves."""
+
+    def __init__(self):
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.NamedTemporaryFile(prefix="bench-api-web-", suffix=".log",
+                                               delete=False)
+        self.process = None
+
+    def __enter__(self):
+        env = {**os.environ, "HEATWEB_DATA_DIR": str(settings.DATA_DIR),
+               "HEATWEB_LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "heatweb.settings"}
+        gunicorn = Path(sys.executable).parent / "gunicorn"
+        self.process = subprocess.Popen(
+            [str(gunicorn), "heatweb.wsgi", "--bind", f"127.0.0.1:{self.port}", "--workers", "2",
+             "--threads", "4", "--log-level", "warning"], cwd=settings.BASE_DIR, env=env,
+            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(f"{self.url}/healthz", timeout=2).ok:
+                    return self
+            except requests.RequestException:
+                time.sleep(0.2)
+        self.__exit__()
+        raise CommandError(f"gunicorn did not start; log in {self.log.name}")
+
+    def __exit__(self, *exc):
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=30)
+
+
+class Command(BaseCommand):
+    help = "Load N stacks, run concurrent readers through gunicorn, print latency and SQL."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--stacks", type=int, default=10000)
+        parser.add_argument("--readers", type=int, default=20)
+        parser.add_argument("--seconds", type=float, default=30)
+
+    def handle(self, *args, **opts):
+        project, _ = Project.objects.get_or_create(name=PROJECT)
+        load(project, opts["stacks"], out=self.stdout.write)
+        token, _ = token_issue(username=USER, project_name=PROJECT, role=Role.READER)
+        user = get_user_model().objects.get(username=USER)
+        password = uuid.uuid4().hex
+        user.set_password(password)
+        user.save()
+        Membership.objects.filter(user=user, project=project).update(role=Role.READER)
+        sample = list(Stack.objects.filter(project=project, deleted_at__isnull=True)
+                      .order_by("?").values_list("name", "pk")[:200])
+        endpoints = self.endpoints(project)
+        sql = self.count_sql(endpoints, sample, token, user)
+        with Gunicorn() as web:
+            results, elapsed = self.readers(web.url, endpoints, sample, token, password,
+                                            readers=opts["readers"], seconds=opts["seconds"])
+        self.print_table(results, elapsed, sql, opts, project)
+
+    @staticmethod
+    def endpoints(project):
+        v1 = f"/v1/{project.pk}"
+        return {
+            "stack list": lambda n, i: (f"{v1}/stacks?status=COMPLETE&sort_keys=stack_name"
+                                        f"&sort_dir=asc&limit=20"),
+            "stack show": lambda n, i: f"{v1}/stacks/{n}/{i}",
+            "resources": lambda n, i: f"{v1}/stacks/{n}/{i}/resources",
+            "events": lambda n, i: f"{v1}/stacks/{n}/{i}/events",
+            "stacks page": lambda n, i: "/?status=COMPLETE",
+        }
+
+    @staticmethod
+    def count_sql(endpoints, sample, token, user):
+        """Statements per endpoint, for two different stacks (they must be equal)."""
+        client = Client(HTTP_HOST="127.0.0.1")
+        client.force_login(user)
+        counts = {}
+        for label, path in endpoints.items():
+            seen = []
+            for name, pk in sample[:2]:
+                with CaptureQueriesContext(connection) as captured:
+                    response = client.get(path(name, pk), HTTP_X_AUTH_TOKEN=token)
+                if response.status_code != 200:
+                    raise CommandError(f"{label}: HTTP {response.status_code}")
+                seen.append(len(captured))
+            counts[label] = seen
+        return counts
+
+    def readers(self, url, endpoints, sample, token, password, *, readers, seconds):
+        results = {label: [] for label in endpoints}
+        errors = []
+        lock = threading.Lock()
+        stop = time.monotonic() + seconds
+        labels = list(endpoints)
+
+        signed_in = requests.Session()
+        _login(signed_in, url, USER, password)  # once: password hashing is slow on purpose
+
+        def reader(index):
+            session = requests.Session()
+            session.headers["X-Auth-Token"] = token
+            session.cookies.update(signed_in.cookies)
+            rng = random.Random(index)
+            turn = index
+            while time.monotonic() < stop:
+                label = labels[turn % len(labels)]
+                turn += 1
+                name, pk = rng.choice(sample)
+                began = time.perf_counter()
+                response = session.get(url + endpoints[label](name, pk), timeout=60)
+                took = time.perf_counter() - began
+                with lock:
+                    if response.status_code == 200:
+                        results[label].append(took)
+                    else:
+                        errors.append((label, response.status_code))
+
+        threads = [threading.Thread(target=reader, args=(i,)) for i in range(readers)]
+        began = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            self.stdout.write(f"errors: {len(errors)}, first: {errors[:3]}")
+        return results, time.perf_counter() - began
+
+    def print_table(self, results, elapsed, sql, opts, project):
+        db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+        stacks = Stack.objects.filter(project=project, deleted_at__isnull=True).count()
+        total = sum(len(v) for v in results.values())
+        self.stdout.write(
+            f"run mode: database={db}; gunicorn 2 workers x 4 threads; {stacks} stacks in the "
+            f"project; {opts['readers']} readers for {elapsed:.0f} s; {os.cpu_count()} CPUs")
+        header = (f"{'endpoint':<13}{'requests':>9}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}"
+                  f"{'max ms':>8}{'SQL/request':>13}")
+        self.stdout.write(header)
+        self.stdout.write("-" * len(header))
+        for label, times in results.items():
+            times = sorted(times)
+            if not times:
+                continue
+            p50 = times[len(times) // 2] * 1000
+            p99 = times[min(len(times) - 1, int(len(times) * 0.99))] * 1000
+            counts = sql[label]
+            shown = str(counts[0]) if len(set(counts)) == 1 else "/".join(map(str, counts))
+            self.stdout.write(f"{label:<13}{len(times):>9}{len(times) / elapsed:>8.1f}"
+                              f"{p50:>8.1f}{p99:>8.1f}{times[-1] * 1000:>8.1f}{shown:>13}")
+        self.stdout.write(f"{'all':<13}{total:>9}{total / elapsed:>8.1f}")
+
+
+def _login(session, url, username, password):
+    """Sign in to the pages (session cookie) through the login form."""
+    page = session.get(f"{url}/login/", timeout=60)
+    token = page.cookies.get("csrftoken") or session.cookies.get("csrftoken")
+    response = session.post(f"{url}/login/", data={
+        "username": username, "password": password, "csrfmiddlewaretoken": token},
+        headers={"Referer": f"{url}/login/"}, timeout=60, allow_redirects=False)
+    if response.status_code not in (302, 303):
+        raise CommandError(f"login failed: HTTP {response.status_code}")
