@@ -99,6 +99,10 @@ def seed(conn, password):
                 for name in ("demo", "alt")}
     for user, project, role in ACCOUNTS:
         ensure_user(idn, user, password=password, project=projects[project], roles=(role,))
+    # Shared by several test runs at once (and what a killed run leaves):
+    # Nova's default quota of 10 instances is soon used up.
+    for project in projects.values():
+        conn.set_compute_quotas(project.id, instances=-1, cores=-1, ram=-1)
 
 
 def clouds_yaml(password):
