@@ -1,4 +1,4 @@
-"""Admin: sync points, traversals and engines, read-only; releasing a dead engine's locks.
+"""Admin: sync points, traversals, engines and the outbox, read-only; releasing a dead engine's locks.
 
 Nothing here writes a state: releasing locks goes through the same recovery
 service the engines use (the resource's django-fsm ``mark_failed``).
@@ -7,7 +7,7 @@ from django.contrib import admin, messages
 from django.db.models import Count, OuterRef, Subquery
 
 from convergence.engines import engine_row_alive
-from convergence.models import Engine, SyncPoint, Traversal
+from convergence.models import Engine, OutboxMessage, SyncPoint, Traversal
 from convergence.recovery import recover_resource
 from heatweb.admin import ReadOnlyAdmin
 from stacks.models import Resource
@@ -71,3 +71,15 @@ class EngineAdmin(ReadOnlyAdmin):
                 recover_resource(res, engine.pk)
                 released += 1
         self.message_user(request, f"Released {released} resource lock(s).")
+
+
+@admin.register(OutboxMessage)
+class OutboxMessageAdmin(ReadOnlyAdmin):
+    """Tasks stored with their work and not published yet (a writer died, or due later)."""
+
+    list_display = ("task", "stack", "traversal_id", "due_at", "claimed_until", "created_at")
+    list_filter = ("task",)
+    search_fields = ("stack__name", "traversal_id")
+    list_select_related = ("stack",)
+    readonly_fields = ("task", "args", "stack", "traversal_id", "due_at", "claimed_by",
+                       "claimed_until", "created_at")

@@ -9,7 +9,7 @@ polled again by a delayed task, never by sleeping.
 """
 import logging
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.db.models import F
 from django_fsm import TransitionNotAllowed
@@ -18,10 +18,11 @@ from convergence.engines import engine_id
 from heatweb.exceptions import HeatError
 from stacks.models import Resource
 from stacks.models import states as st
+from stacks.models.events import resource_event
 from stacks.models.states import STATELESS_ACTIONS
-from stacks.resources.base import CREATION_KEY, PluginContext
-from stacks.services.events import resource_event
-from stacks.services.locking_flags import PHYSICAL_LOCK_FLAG
+from stacks.plugins import node_data
+from stacks.resources.base import CREATION_KEY
+from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 
 log = logging.getLogger(__name__)
 
@@ -39,79 +40,9 @@ class Outcome:
 DONE_EMPTY = Outcome("done")
 
 
-@dataclass
-class NodeContext:
-    """What every node of one task shares: the stack, its definition, events."""
-
-    stack: object
-    traversal_id: str
-    definition: object
-    events: object
-    plugin_context: PluginContext
-    node: list | None = None  # the [entity_id, is_update] being run
-    node_input: dict | None = None  # the data its predecessors passed on
-    waits: list = field(default_factory=list)  # Waiter rows, stored by waiting.waits_flush
-
-    @property
-    def action(self):
-        return self.stack.action
-
-
-class InputLookup:
-    """Resolves get_resource/get_attr from the data predecessors passed on."""
-
-    def __init__(self, input_data):
-        self.by_name = {d["name"]: d for d in input_data.values() if d}
-
-    @property
-    def requires(self):
-        return sorted(d["id"] for d in self.by_name.values())
-
-    def get_reference_id(self, name):
-        entry = self.by_name.get(name)
-        return entry["ref"] if entry else None
-
-    def get_attribute(self, name, attr, *path):
-        entry = self.by_name.get(name)
-        if not entry:
-            return None
-        value = entry["attrs"].get(attr)
-        for step in path:
-            try:
-                value = value[step if not isinstance(value, list) else int(step)]
-            except (KeyError, IndexError, TypeError, ValueError):
-                return None
-        return value
-
-
-def node_data(res, plugin):
-    return {"id": res.pk, "name": res.name, "ref": plugin.get_reference_id(),
-            "attrs": res.attributes_data}
-
-
-# Plugins -----------------------------------------------------------------------
-
-def plugin_class(ctx, res):
-    from stacks.services.definitions import plugin_class_for_type
-
-    definition = ctx.definition
-    if definition and res.name in definition.resources \
-            and definition.resources[res.name].type == res.type:
-        return definition.plugins[res.name]
-    raw = ctx.stack.raw_template
-    return plugin_class_for_type(res.type, raw.environment, raw.files)
-
-
-def plugin_for(ctx, res, properties=None, cls=None):
-    cls = cls or plugin_class(ctx, res)
-    return cls(name=res.name, properties=res.properties_data if properties is None else properties,
-               context=ctx.plugin_context, physical_id=res.physical_resource_id or None,
-               data=dict(res.plugin_data or {}))
-
-
 # Running one action --------------------------------------------------------------
 
-def _lock_and_begin(ctx, res, action, plugin):
+def _lock_and_begin(ctx, res, action, *, plugin):
     """Take the resource lock and move to ACTION_IN_PROGRESS in one UPDATE.
 
     The lock records the node and its input (``action_cookie`` without a
@@ -166,8 +97,35 @@ def _save_and_unlock(res, **extra):
                   physical_resource_id=res.physical_resource_id, plugin_data=res.plugin_data,
                   properties_data=res.properties_data, attributes_data=res.attributes_data,
                   requires=res.requires, template_id=res.template_id, **extra)
-    Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(**fields)
+    if not Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(**fields):
+        _save_after_lock_broken(res, fields)
     res.engine_id = None
+
+
+def _save_after_lock_broken(res, fields):
+    """Our lock was broken (this engine was taken for dead) before we saved: keep the result.
+
+    Saved under a fresh claim when no engine holds the row and it has no
+    other physical resource (the rerun of the node then finds it done and
+    creates nothing twice); otherwise at least the physical id is kept
+    where the row has none. Never silently dropped: a warning says which.
+    """
+    physical_id = res.physical_resource_id or ""
+    fresh = Resource.objects.filter(pk=res.pk).values("engine_id", "atomic_key",
+                                                      "physical_resource_id").first()
+    if fresh is None:
+        return
+    if fresh["engine_id"] is None and fresh["physical_resource_id"] in ("", physical_id):
+        if Resource.objects.filter(pk=res.pk, engine_id__isnull=True,
+                                   atomic_key=fresh["atomic_key"]).update(**fields):
+            log.warning("resource %s: lock broken before saving; saved under a new claim",
+                        res.pk)
+            return
+    if physical_id:
+        Resource.objects.filter(pk=res.pk, physical_resource_id="").update(
+            physical_resource_id=physical_id)
+    log.warning("resource %s: lock broken before saving; kept physical id %r only", res.pk,
+                physical_id)
 
 
 def action_start(ctx, res, action, plugin, *, props=None, pending=None, args=()):
@@ -175,7 +133,7 @@ def action_start(ctx, res, action, plugin, *, props=None, pending=None, args=())
                                       STATELESS_ACTIONS):
         return _locked_elsewhere(res)  # another engine is working on it
     try:
-        if not _lock_and_begin(ctx, res, action, plugin):
+        if not _lock_and_begin(ctx, res, action, plugin=plugin):
             return _locked_elsewhere(res)
     except TransitionNotAllowed:
         return Outcome("failed", reason=(
@@ -210,9 +168,14 @@ def _wait(ctx, res, action, plugin, *, cookie, props, pending, entity):
                          "pending": pending, "entity": entity or ctx.node,
                          "traversal": ctx.traversal_id,
                          "since": waiting.wait_since(res, action)}
-    Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(
+    reason = plugin.waiting_reason(cookie)
+    saved = Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(
         action_cookie=res.action_cookie, physical_resource_id=plugin.physical_id or "",
-        plugin_data=plugin.data)
+        plugin_data=plugin.data, **({"status_reason": reason} if reason else {}))
+    if not saved:  # the lock was broken: keep the physical id for the node's rerun
+        res.physical_resource_id = plugin.physical_id or ""
+        _save_after_lock_broken(res, {"physical_resource_id": res.physical_resource_id})
+        return
     waiting.wait_add(ctx, res, cookie)
 
 

@@ -2,16 +2,18 @@
 
 An engine registers itself the first time it asks for its id and then
 beats from a daemon thread every ``ENGINE_HEARTBEAT_SECONDS``; one that has
-not beaten for ``ENGINE_DEAD_AFTER_SECONDS`` is dead. The same thread runs
-the sweep (``convergence.recovery``) now and then, so the work of dead
-engines is taken up again and stalled stacks are failed even when no
-request comes, and relays the outbox (``convergence.outbox``) every
-``RELAY_SECONDS``, so a task a dead writer never published goes out.
+not beaten for ``ENGINE_DEAD_AFTER_SECONDS`` is dead. A second thread
+relays the outbox (``convergence.outbox``) every ``RELAY_SECONDS``, so a
+task a dead writer never published goes out, and runs the sweep
+(``convergence.recovery``) every ``SWEEP_EVERY_BEATS`` heartbeat intervals,
+so the work of dead engines is taken up again and stalled stacks are
+failed even when no request comes.
 """
 import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from datetime import timedelta
 
@@ -40,39 +42,50 @@ def _register(ident, pid):
         pk=ident, defaults={"hostname": node, "pid": pid,
                             "last_heartbeat": timezone.now(), "stopped_at": None})
     if settings.HEATWEB.get("ENGINE_HEARTBEAT_THREAD", True):
-        threading.Thread(target=_beat, args=(ident, pid), daemon=True,
-                         name="heatweb-heartbeat").start()
+        # Two threads: a beat never waits behind a sweep or a publish to a
+        # broker that is down (which would make a live engine look dead).
+        threading.Thread(target=_every, args=(pid, settings.HEATWEB["ENGINE_HEARTBEAT_SECONDS"],
+                                              lambda: _beat(ident)),
+                         daemon=True, name="heatweb-heartbeat").start()
+        threading.Thread(target=_every, args=(pid, settings.HEATWEB["RELAY_SECONDS"],
+                                              _recovery_tick()),
+                         daemon=True, name="heatweb-recovery").start()
 
 
-def _beat(ident, pid):
-    """Beat, sweep now and then, and relay the outbox every ``RELAY_SECONDS``."""
-    interval = settings.HEATWEB["ENGINE_HEARTBEAT_SECONDS"]
-    tick = min(interval, settings.HEATWEB["RELAY_SECONDS"])
-    every = max(1, round(interval / tick))
-    ticks = 0
+def _every(pid, seconds, work):
     stop = threading.Event()
-    while not stop.wait(tick):
+    while not stop.wait(seconds):
         if os.getpid() != pid:
-            return  # a forked copy of the thread's process: its own engine beats
-        ticks += 1
+            return  # a forked copy of the thread's process: its own engine runs its own
         try:
             close_old_connections()
-            _tick(ident, beat=ticks % every == 0, beats=ticks // every)
-        except Exception:  # noqa: BLE001 - the heartbeat must survive a busy database
-            log.exception("engine heartbeat")
+            work()
+        except Exception:  # noqa: BLE001 - the thread must survive a busy database or broker
+            log.exception("engine %s", threading.current_thread().name)
 
 
-def _tick(ident, *, beat, beats):
+def _beat(ident):
     from convergence.models import Engine
+
+    Engine.objects.filter(pk=ident).update(last_heartbeat=timezone.now())
+
+
+def _recovery_tick():
+    """Relay the outbox every tick; sweep every ``SWEEP_EVERY_BEATS`` heartbeat intervals."""
     from convergence.outbox import outbox_relay
     from convergence.recovery import sweep
 
-    outbox_relay()
-    if not beat:
-        return
-    Engine.objects.filter(pk=ident).update(last_heartbeat=timezone.now())
-    if beats % settings.HEATWEB.get("SWEEP_EVERY_BEATS", 1) == 0:
-        sweep()
+    sweep_every = settings.HEATWEB["ENGINE_HEARTBEAT_SECONDS"] * \
+        settings.HEATWEB.get("SWEEP_EVERY_BEATS", 1)
+    last_sweep = [time.monotonic()]
+
+    def tick():
+        outbox_relay()
+        if time.monotonic() - last_sweep[0] >= sweep_every:
+            last_sweep[0] = time.monotonic()
+            sweep()
+
+    return tick
 
 
 def engine_alive(ident):

@@ -4,20 +4,20 @@ import logging
 from django.db.models import F
 
 from convergence.check_resource import (
-    CONVERGE_ACTIONS, DONE_EMPTY, STATELESS_ACTIONS, WALK_SKIP_WHEN_DONE, InputLookup, NodeContext, Outcome,
-    _locked_elsewhere, action_abort, action_check, action_fail, action_start, node_data, plugin_class,
-    plugin_for)
+    CONVERGE_ACTIONS, DONE_EMPTY, STATELESS_ACTIONS, WALK_SKIP_WHEN_DONE, Outcome,
+    _locked_elsewhere, action_abort, action_check, action_fail, action_start)
 from convergence.engines import engine_id
 from convergence.services import nodes_enqueue, propagate, retrigger, traversal_complete, \
     traversal_fail
 from convergence.sync_points import node_key, sync_points_for
 from heatweb.exceptions import HeatError
+from stacks.definitions import definition_cache
 from stacks.models import Resource, Stack
 from stacks.models import states as st
-from stacks.resources.base import PluginContext
-from stacks.services.definitions import definition_cache
-from stacks.services.events import EventRecorder
-from stacks.services.locking_flags import PHYSICAL_LOCK_FLAG
+from stacks.models.events import EventRecorder
+from stacks.plugins import InputLookup, NodeContext, node_data, plugin_class, plugin_context, \
+    plugin_for
+from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +28,7 @@ def _context(stack, traversal_id):
         definition = definition_cache.get(stack.raw_template, stack)
     return NodeContext(
         stack=stack, traversal_id=traversal_id, definition=definition, events=EventRecorder(),
-        plugin_context=PluginContext(cloud=_cloud(), stack_id=str(stack.pk),
-                                     stack_name=stack.name, project_id=stack.project_id))
+        plugin_context=plugin_context(stack))
 
 
 def _flush(ctx):
@@ -38,12 +37,6 @@ def _flush(ctx):
 
     ctx.events.flush()
     waits_flush(ctx)
-
-
-def _cloud():
-    from stacks.cloud import get_cloud_driver
-
-    return get_cloud_driver()
 
 
 def _current_stack(stack_id, traversal_id):
@@ -249,9 +242,10 @@ def node_poll(stack_id, traversal_id, resource_id):
         return
     moved = stack.current_traversal != traversal_id
     if stack.status != st.IN_PROGRESS or stack.deleted_at is not None or \
-            (moved and stack.action == "ROLLBACK"):
-        # Cancelled, timed out, failed or rolled back: stop waiting. A newer
-        # update instead lets the action finish and then retriggers it.
+            (moved and stack.action in ("ROLLBACK", "DELETE")):
+        # Cancelled, timed out, failed, rolled back or being deleted: stop
+        # waiting. A newer update instead lets the action finish and then
+        # retriggers it.
         entity = (res.action_cookie or {}).get("entity")
         action_abort(ctx, res)
         _flush(ctx)
@@ -273,8 +267,7 @@ def _context_any(stack, traversal_id):
         return _context(stack, traversal_id)
     return NodeContext(
         stack=stack, traversal_id=traversal_id, definition=None, events=EventRecorder(),
-        plugin_context=PluginContext(cloud=_cloud(), stack_id=str(stack.pk),
-                                     stack_name=stack.name, project_id=stack.project_id))
+        plugin_context=plugin_context(stack))
 
 
 def _take_over(res):

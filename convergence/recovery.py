@@ -10,8 +10,11 @@ idempotent, so the cloud object a crashed create made is found again);
 lock and unlock walks fail the stack instead, so that unlock can bring it
 back. Messages the dead worker took from the broker go back to the queue
 after the visibility timeout (``heatweb.broker.broker_restore_unacked``).
-A stack in progress that holds no live engine's lock and has written no
-event for ``STALL_SECONDS`` is failed with a reason.
+A stack in progress that nobody works on (no lock, no waiter, no task
+due, no event for ``RESTART_AFTER_SECONDS``: a task was lost between two
+nodes) has its action started over in a new traversal
+(``stacks.services.restart``). One that holds no live engine's lock and
+has written no event for ``STALL_SECONDS`` is failed with a reason.
 """
 import logging
 from datetime import timedelta
@@ -24,10 +27,11 @@ from convergence.engines import dead_engines, engine_alive, live_engines
 from convergence.waiting import rounds_revive
 from stacks.models import Event, Resource, Stack
 from stacks.models import states as st
-from stacks.services.events import resource_event
+from stacks.models.events import resource_event
 
 log = logging.getLogger(__name__)
 STATELESS = ("LOCK", "UNLOCK")
+MAX_RESTARTS = 3
 
 
 def lock_break(res, holder):
@@ -48,18 +52,25 @@ def lock_break(res, holder):
 
 
 def resume_waiting(res):
-    """A dead engine's resource was waiting for the cloud: have a live engine poll on.
+    """A dead engine's resource was waiting for the cloud: have a live engine check it now.
 
-    The poll takes the lock over by compare-and-swap, so several sweeps
-    asking at once resume it once. False when it was not waiting.
+    Its waiter is poked (or, when the engine died before writing one, its
+    node polled); either takes the lock over by compare-and-swap, so
+    several sweeps asking at once resume it once. False when it was not
+    waiting.
     """
     from convergence import tasks
+    from convergence.models import Waiter
+    from convergence.waiting import wait_poke
 
     running = res.action_cookie or {}
     if "cookie" not in running or not running.get("traversal"):
         return False
-    tasks.poll_node.delay(str(res.stack_id), running["traversal"], res.pk)
-    log.warning("resource %s of dead engine %s: a live engine polls on", res.pk, res.engine_id)
+    if Waiter.objects.filter(pk=res.pk).exists():
+        wait_poke([res.pk])
+    else:
+        tasks.poll_node.delay(str(res.stack_id), running["traversal"], res.pk)
+    log.warning("resource %s of dead engine %s: a live engine checks it", res.pk, res.engine_id)
     return True
 
 
@@ -101,7 +112,47 @@ def sweep():
         recover_resource(res, res.engine_id)
     broker_restore_unacked(app)
     rounds_revive()
+    _restart_quiet()
     _fail_stalled()
+
+
+def _restart_quiet():
+    """Start over the action of a stack in progress that nobody works on (a task was lost).
+
+    Quiet: no event for ``RESTART_AFTER_SECONDS``, no resource locked (a
+    dead engine's locks are taken up above), no waiter, no outbox row due
+    and no child in progress. At most ``MAX_RESTARTS`` per action; after
+    that the stall sweep fails the stack.
+    """
+    from convergence.models import Traversal
+    from stacks.services.restart import RESTARTABLE, stack_traversal_restart
+
+    quiet = settings.HEATWEB["RESTART_AFTER_SECONDS"]
+    now = timezone.now()
+    limit = now - timedelta(seconds=quiet)
+    for stack in Stack.objects.filter(state__in=[f"{a}_IN_PROGRESS" for a in RESTARTABLE],
+                                      deleted_at__isnull=True, action_started_at__lt=limit):
+        if _worked_on(stack, since=limit, now=now):
+            continue
+        traversals = Traversal.objects.filter(stack=stack,
+                                              created_at__gte=stack.action_started_at).count()
+        if traversals > MAX_RESTARTS:
+            continue
+        log.warning("stack %s: %s was quiet for %s s; restarting its traversal", stack.pk,
+                    stack.action, quiet)
+        stack_traversal_restart(stack.pk, reason=f"Stack {stack.action} restarted: no engine "
+                                                 f"worked on it for {quiet:.0f} s")
+
+
+def _worked_on(stack, *, since, now):
+    from convergence.models import OutboxMessage, Waiter
+
+    last = Event.objects.filter(stack=stack).aggregate(at=Max("created_at"))["at"]
+    return bool(last and last >= since) or \
+        Resource.objects.filter(stack=stack, engine_id__isnull=False).exists() or \
+        Waiter.objects.filter(stack_id=stack.pk).exists() or \
+        OutboxMessage.objects.filter(stack_id=stack.pk, due_at__lte=now).exists() or \
+        _children_busy(stack)
 
 
 def _fail_stalled():

@@ -21,9 +21,20 @@ from heatweb.exceptions import ConcurrentTransaction
 from heatweb.keystone import stack_trust_delete
 from stacks.models import Resource, Stack
 from stacks.models import states as st
-from stacks.services.events import stack_event
+from stacks.models.events import stack_event
 
 log = logging.getLogger(__name__)
+
+
+# What the stack services do when a traversal fails a stack (roll it back):
+# registered by the stacks app at start, as convergence imports no stack service.
+_stack_failed_handlers = []
+
+
+def on_stack_failed(handler):
+    """Call ``handler(stack, action)`` after a traversal failed ``stack``'s ``action``."""
+    if handler not in _stack_failed_handlers:
+        _stack_failed_handlers.append(handler)
 
 
 def new_traversal_id():
@@ -64,9 +75,11 @@ def traversal_begin(stack, *, traversal_id, graph, reason):
         messages = [("convergence.traversal_finish", [stack_id, traversal_id])]
     outbox_add(messages, stack_id=stack_id, traversal_id=traversal_id)
     if stack.timeout_mins:
+        # Counted from the action's start: a restarted traversal keeps its deadline.
+        started = stack.action_started_at or timezone.now()
+        left = stack.timeout_mins * 60 - (timezone.now() - started).total_seconds()
         outbox_add([("convergence.stack_timeout", [stack_id, traversal_id])],
-                   stack_id=stack_id, traversal_id=traversal_id,
-                   delay_seconds=stack.timeout_mins * 60)
+                   stack_id=stack_id, traversal_id=traversal_id, delay_seconds=max(left, 0.001))
     if stack.action == "ROLLBACK":
         # Waits of the traversal rolled back over are aborted by a poll round at once.
         transaction.on_commit(lambda: stack_stopped(stack))
@@ -158,10 +171,9 @@ def traversal_fail(stack_id, traversal_id, reason, *, allow_rollback=True):
         stack.status_reason = reason
         stack_event(stack, reason).save()
         _purge(stack, traversal_id, outcome="FAILED", purge_sync_points=False)
-        if allow_rollback and action in ("CREATE", "UPDATE") and not stack.disable_rollback:
-            from stacks.services.lifecycle import stack_rollback
-
-            stack_rollback(stack)
+        if allow_rollback:
+            for handler in _stack_failed_handlers:
+                handler(stack, action)
     stack_stopped(stack)
     poke_parent_of(stack)
     log.info("stack %s %s failed: %s", stack.name, action, reason)

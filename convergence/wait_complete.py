@@ -7,12 +7,13 @@ servers that became ACTIVE cost a few tasks and one sync-point merge per
 batch. A resource whose stack stopped is aborted; one whose stack moved
 to a newer traversal finishes its action and is retriggered there.
 """
-from convergence.check_resource import action_abort, action_check, plugin_class, plugin_for
+from convergence.check_resource import action_abort, action_check
 from convergence.nodes import _context_any, _flush, _still_current, _take_over
 from convergence.services import propagate, retrigger, traversal_complete, traversal_fail
 from convergence.sync_points import node_key, sync_points_for
 from stacks.models import Resource, Stack
 from stacks.models import states as st
+from stacks.plugins import plugin_class, plugin_for
 
 
 def waits_complete(stack_id, traversal_id, items):
@@ -23,8 +24,10 @@ def waits_complete(stack_id, traversal_id, items):
     rows = Resource.objects.in_bulk([item[0] for item in items])
     ctx = _context_any(stack, traversal_id)
     moved = stack.current_traversal != traversal_id
+    # Stopped, rolled back or being deleted: stop waiting (a newer update
+    # instead lets the action finish and then retriggers it).
     stopped = stack.status != st.IN_PROGRESS or stack.deleted_at is not None or \
-        (moved and stack.action == "ROLLBACK")
+        (moved and stack.action in ("ROLLBACK", "DELETE"))
     finished, failed, aborted = [], [], []
     for resource_id, observed in items:
         res = rows.get(resource_id)

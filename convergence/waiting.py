@@ -169,7 +169,7 @@ def _round_reschedule(project_id, token):
 
 def round_run(project_id, token):
     """One poll round of a project: one list call per kind, ready waiters completed in batches."""
-    from stacks.cloud import get_cloud_driver
+    from stacks.cloud import cloud_for_stack, get_cloud_driver
     from stacks.models import Stack
     from stacks.models import states as st
 
@@ -191,7 +191,10 @@ def round_run(project_id, token):
             return False
         return traversal == waiter.traversal_id or not state.startswith("ROLLBACK")
 
-    statuses = _list_statuses(get_cloud_driver(), [w for w in waiters if w.kind and active(w)])
+    # Every waiter is of this project: any of its stacks' trusts lists its objects.
+    sample = Stack.objects.filter(pk__in=live).first()
+    cloud = cloud_for_stack(sample) if sample else get_cloud_driver()
+    statuses = _list_statuses(cloud, [w for w in waiters if w.kind and active(w)])
     now = time.time()
     ready = []
     for waiter in waiters:

@@ -1,6 +1,7 @@
 """Base view for tenant-scoped API paths ``/v1/{tenant_id}/...``."""
 import math
 import re
+import uuid
 
 from django.conf import settings
 from rest_framework.permissions import SAFE_METHODS
@@ -79,3 +80,24 @@ def param_minutes(value, name="timeout_mins"):
 
 # \Z, not $: "$" also matches before a final newline, so "abc\n" would pass.
 STACK_NAME_RE = re.compile(r"\A[a-zA-Z][a-zA-Z0-9_.-]{0,254}\Z")
+
+
+def as_uuid(value):
+    """``value`` as a UUID, or None when it is not one (a lookup then finds nothing)."""
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+def page_limit(value, default=1000):
+    """A request's ``limit``: an integer from 0 up to ``default`` (400 otherwise)."""
+    if value in (None, ""):
+        return default
+    try:
+        limit = int(value)
+    except ValueError:
+        raise BadRequest(f"Invalid limit {value!r}: must be an integer.") from None
+    if limit < 0:
+        raise BadRequest("Limit must not be negative.")
+    return min(limit, default)

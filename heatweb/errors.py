@@ -81,7 +81,10 @@ def api_exception_handler(exc, context):
     status, error_type, message = describe(exc)
     headers = {}
     if status == 401:
-        headers["WWW-Authenticate"] = 'Token realm="heatweb"'
+        # The authenticator's own challenge (heatweb's tokens or Keystone's).
+        view, request = context.get("view"), context.get("request")
+        challenge = view.get_authenticate_header(request) if view and request else None
+        headers["WWW-Authenticate"] = challenge or 'Token realm="heatweb"'
     return Response(error_body(status, error_type, message), status=status, headers=headers)
 
 

@@ -5,7 +5,11 @@ from heatweb.errors import json_error_response
 
 
 class RequestBudgetMiddleware:
-    """A body announced larger than ``MAX_REQUEST_BYTES`` is a 413 before any of it is read."""
+    """A body announced larger than ``MAX_REQUEST_BYTES`` is a 413 before any of it is read.
+
+    A NUL in the path or the query string is a 400 here too: PostgreSQL cannot
+    compare text holding one, so it must never reach a lookup.
+    """
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -17,6 +21,9 @@ class RequestBudgetMiddleware:
             length = int(announced)
         except ValueError:
             return json_error_response(400, "BadRequest", "Invalid Content-Length header.")
+        if "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", ""):
+            return json_error_response(400, "InvalidInput",
+                                       "Invalid text in the URL: it holds a NUL character.")
         if length > limit:
             return json_error_response(
                 413, "RequestLimitExceeded",

@@ -228,6 +228,11 @@ HEATWEB = {
     # OUTBOX_CLAIM_SECONDS (convergence/outbox.py).
     "RELAY_SECONDS": float(os.environ.get("HEATWEB_RELAY_SECONDS", 1)),
     "OUTBOX_CLAIM_SECONDS": float(os.environ.get("HEATWEB_OUTBOX_CLAIM_SECONDS", 5)),
+    # A stack in progress that nobody worked on for RESTART_AFTER_SECONDS (a
+    # task was lost between two nodes) has its action started over in a new
+    # traversal; after the broker's visibility timeout had its chance.
+    "RESTART_AFTER_SECONDS": float(os.environ.get("HEATWEB_RESTART_AFTER") or
+                                   3 * float(os.environ.get("HEATWEB_DEAD_AFTER", 30))),
     "STALL_SECONDS": float(os.environ.get("HEATWEB_STALL_SECONDS", 300)),
     "PUBLIC_URL": PUBLIC_URL,
     # A create repeated (same user, name and request) within this many seconds
@@ -248,6 +253,18 @@ HEATWEB = {
     # interval grows from WAIT_MIN to WAIT_MAX seconds as a wait gets longer.
     "WAIT_MIN_SECONDS": float(os.environ.get("HEATWEB_WAIT_MIN_SECONDS", 1)),
     "WAIT_MAX_SECONDS": float(os.environ.get("HEATWEB_WAIT_MAX_SECONDS", 10)),
+    # How long a software deployment waits for its agent's signal when its stack
+    # has no timeout_mins (Heat's default stack timeout).
+    "DEPLOYMENT_TIMEOUT_MINS": float(os.environ.get("HEATWEB_DEPLOYMENT_TIMEOUT_MINS", 60)),
+    # The cloud behind physical resources: "simulated" (default, in this
+    # service's database) or "openstack" (openstacksdk; the connection from
+    # clouds.yaml's OS_CLOUD or the OS_* variables, as for OpenStack's tools).
+    "CLOUD_DRIVER": {
+        "simulated": "stacks.cloud.simulated.SimulatedCloud",
+        "openstack": "stacks.cloud.openstack.OpenStackCloud",
+    }[os.environ.get("HEATWEB_CLOUD", "simulated")],
+    "OS_CLOUD": os.environ.get("OS_CLOUD", ""),
+    "OS_REGION": os.environ.get("OS_REGION_NAME", "RegionOne"),
 }
 
 # Django reads form bodies (pages, admin) within the same budget.

@@ -8,8 +8,12 @@ the agent on it: for each lifecycle action it reacts to, it derives a
 config for that action, publishes it in the server's metadata and (unless
 ``NO_SIGNAL``) waits for the agent's signal.
 """
+import time
+from datetime import datetime, timezone
+
 from django.conf import settings
 
+from heatweb.api import as_uuid
 from heatweb.models import Project
 from softwareconfig import services
 from softwareconfig.components import ACTIONS, COMPONENT_GROUP, DEFAULT_ACTIONS, STATUS_CODE, \
@@ -17,10 +21,11 @@ from softwareconfig.components import ACTIONS, COMPONENT_GROUP, DEFAULT_ACTIONS,
     reacting_actions
 from softwareconfig.models import SoftwareConfig, SoftwareDeployment
 from stacks.hot.functions import contains_unresolved
+from stacks.models import Resource, Stack
 from stacks.resources.base import ResourceFailure, ResourcePlugin
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Length, Property
-from stacks.selectors import as_uuid
+from stacks.resources.signal_urls import signal_url
 
 _IO = {
     "inputs": Property("List", description="Inputs: name, description, type (String, Number, "
@@ -127,6 +132,11 @@ class SoftwareComponentResource(_ConfigResource):
         return COMPONENT_GROUP, component_config(self.properties.get("configs") or [])
 
 
+def _clock(timestamp):
+    """A time of day as the pages and events show it: ``16:20:05 UTC``."""
+    return datetime.fromtimestamp(timestamp, tz=timezone.utc).strftime("%H:%M:%S UTC")
+
+
 SIGNAL_TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL")
 
 
@@ -185,15 +195,24 @@ class SoftwareDeploymentResource(ResourcePlugin):
         return row
 
     def _resource_uuid(self):
-        from stacks.models import Resource
-
         return Resource.objects.filter(
             stack_id=self.context.stack_id, name=self.name, replaced_by__isnull=True,
         ).exclude(state="DELETE_COMPLETE").order_by("-id").values_list("uuid", flat=True).first()
 
-    def _signal_inputs(self, transport):
-        from stacks.services.signals import signal_url
+    def _deploy_inputs(self, action, transport):
+        return [
+            ("deploy_server_id", self.properties["server"], "ID of the server being deployed to"),
+            ("deploy_action", action, "Name of the current action being deployed"),
+            ("deploy_stack_id", f"{self.context.stack_name}/{self.context.stack_id}",
+             "ID of the stack this deployment belongs to"),
+            ("deploy_resource_name", self.name,
+             "Name of this deployment resource in the stack"),
+            ("deploy_signal_transport", transport,
+             "How the server should signal to heat with the deployment output values."),
+            *self._signal_inputs(transport),
+        ]
 
+    def _signal_inputs(self, transport):
         base = settings.HEATWEB["PUBLIC_URL"].rstrip("/")
         if transport == "NO_SIGNAL":
             return []
@@ -211,43 +230,37 @@ class SoftwareDeploymentResource(ResourcePlugin):
     def _start(self, action):
         """Publish the derived config for ``action``; a cookie saying whether to wait."""
         source = self._source_config()
-        row = self._row()
-        if row is None:
-            row = SoftwareDeployment.objects.create(
-                project_id=self.context.project_id, server_id=self.properties["server"],
-                action="INIT", status="COMPLETE", status_reason="Created")
-            self.physical_id = str(row.pk)
         actions = reacting_actions(source.group, source.config,
                                    self.properties.get("actions")) if source else set()
-        if action not in actions:
+        reacts = action in actions
+        row = self._row()
+        if row is not None and not reacts:
             return None
         transport = self.properties.get("signal_transport") or "CFN_SIGNAL"
         values = dict(self.properties.get("input_values") or {})
-        extra = [
-            ("deploy_server_id", self.properties["server"], "ID of the server being deployed to"),
-            ("deploy_action", action, "Name of the current action being deployed"),
-            ("deploy_stack_id", f"{self.context.stack_name}/{self.context.stack_id}",
-             "ID of the stack this deployment belongs to"),
-            ("deploy_resource_name", self.name,
-             "Name of this deployment resource in the stack"),
-            ("deploy_signal_transport", transport,
-             "How the server should signal to heat with the deployment output values."),
-            *self._signal_inputs(transport),
-        ]
-        derived = SoftwareConfig.objects.create(
-            project_id=self.context.project_id, derived=True,
-            name=self.properties.get("name") or f"{self.context.stack_name}-{self.name}",
-            group=source.group, config=source.config, outputs=source.outputs,
-            options=source.options, inputs=derived_inputs(source.inputs, values, extra))
-        previous = row.config
         waits = transport != "NO_SIGNAL"
-        services.deployment_update(
-            row, config_id=str(derived.pk), input_values=values, output_values={},
-            action=action, status="IN_PROGRESS" if waits else "COMPLETE",
-            status_reason="Deploy data available" if waits else "Not waiting for outputs signal")
-        if previous is not None and previous.derived and not previous.deployments.exists():
-            previous.delete()
-        return {"action": action, "wait": waits}
+        row = services.deployment_publish(
+            project_id=self.context.project_id, deployment=row,
+            server_id=self.properties["server"], source=source if reacts else None,
+            action=action, input_values=values, waits=waits,
+            inputs=derived_inputs(source.inputs, values, self._deploy_inputs(action, transport))
+            if reacts else None,
+            name=self.properties.get("name") or f"{self.context.stack_name}-{self.name}")
+        self.physical_id = str(row.pk)
+        if not reacts:
+            return None
+        if not waits:
+            return {"action": action, "wait": False}
+        since = time.time()
+        # Not "until": the engine would take that for a timed wait and look only then.
+        return {"action": action, "wait": True, "waiting_since": since,
+                "deadline": since + 60 * self._timeout_mins()}
+
+    def _timeout_mins(self):
+        """The stack's timeout, else the default one (Heat's default stack timeout)."""
+        mins = Stack.objects.filter(pk=self.context.stack_id).values_list(
+            "timeout_mins", flat=True).first()
+        return mins or settings.HEATWEB["DEPLOYMENT_TIMEOUT_MINS"]
 
     def _complete(self, cookie):
         if not cookie or not cookie.get("wait"):
@@ -257,7 +270,18 @@ class SoftwareDeploymentResource(ResourcePlugin):
             raise ResourceFailure("The software deployment was deleted while waiting for it")
         if row.status == "FAILED":
             raise ResourceFailure(f"Deployment to server failed: {row.status_reason}")
+        if row.status != "COMPLETE" and "deadline" in cookie and \
+                time.time() >= cookie["deadline"]:
+            raise ResourceFailure(
+                f"Deployment to server failed: no signal from the agent since "
+                f"{_clock(cookie['waiting_since'])}; gave up at {_clock(cookie['deadline'])}")
         return row.status == "COMPLETE"
+
+    def waiting_reason(self, cookie):
+        if not cookie or not cookie.get("wait") or "deadline" not in cookie:
+            return None
+        return (f"Waiting for the agent's signal since {_clock(cookie['waiting_since'])}, "
+                f"until {_clock(cookie['deadline'])}")
 
     # Actions ------------------------------------------------------------------------
 

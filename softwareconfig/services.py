@@ -3,10 +3,10 @@ from django.db import transaction
 from django.db.models import ProtectedError, Q
 from django.utils import timezone
 
+from heatweb.api import as_uuid, page_limit
 from heatweb.exceptions import BadRequest, Conflict, EntityNotFound, StackValidationFailed
 from softwareconfig.components import check_io, signal_outcome
 from softwareconfig.models import DEPLOYMENT_STATUSES, SoftwareConfig, SoftwareDeployment
-from stacks.selectors import as_uuid, page_limit
 
 
 class InvalidRestrictedAction(Conflict):
@@ -153,6 +153,12 @@ def deployment_signal(deployment_id, details):
     return f"Signal: deployment {status.lower()}: {reason}" if claimed else ignored
 
 
+def _drop_if_unused(config):
+    """A derived config no deployment points at any more goes (it was made for one)."""
+    if config is not None and config.derived and not config.deployments.exists():
+        config.delete()
+
+
 def _poke_waiting_resource(deployment):
     """The signal completes the waiting resource once committed (no resource polls for it)."""
     from convergence.waiting import wait_poke
@@ -166,8 +172,34 @@ def _poke_waiting_resource(deployment):
 def deployment_delete(deployment):
     derived = deployment.config
     deployment.delete()
-    if derived is not None and derived.derived and not derived.deployments.exists():
-        derived.delete()
+    _drop_if_unused(derived)
+
+
+@transaction.atomic
+def deployment_publish(*, project_id, deployment, server_id, source, action, input_values,
+                       inputs, name, waits):
+    """Publish ``source`` derived for ``action`` on the server's metadata (what
+    ``OS::Heat::SoftwareDeployment`` does for each action it reacts to).
+
+    Creates the deployment when ``deployment`` is None; the derived config it
+    pointed at before goes when unused. Returns the deployment.
+    """
+    if deployment is None:
+        deployment = SoftwareDeployment.objects.create(
+            project_id=project_id, server_id=server_id, action="INIT", status="COMPLETE",
+            status_reason="Created")
+    if source is None:
+        return deployment
+    derived = SoftwareConfig.objects.create(
+        project_id=project_id, derived=True, name=name, group=source.group,
+        config=source.config, outputs=source.outputs, options=source.options, inputs=inputs)
+    previous = deployment.config
+    deployment = deployment_update(
+        deployment, config_id=str(derived.pk), input_values=input_values, output_values={},
+        action=action, status="IN_PROGRESS" if waits else "COMPLETE",
+        status_reason="Deploy data available" if waits else "Not waiting for outputs signal")
+    _drop_if_unused(previous)
+    return deployment
 
 
 # Metadata -------------------------------------------------------------------------------

@@ -9,7 +9,12 @@ class StacksConfig(AppConfig):
         # Register every built-in resource plugin, including the nested-stack ones.
         import stacks.resources  # noqa: F401
         import stacks.resources.stack  # noqa: F401
+        from convergence.services import on_stack_failed
         from stacks.resources.nested_stacks import nested
-        from stacks.services import nested as nested_services
+        from stacks.services import lifecycle, nested as nested_services
 
+        # Interfaces registered at start, so the lower layers import no stack
+        # service: nested-stack plugins reach child stacks, and the engine
+        # hands a failed stack to the stack service (which decides to roll back).
         nested.register(nested_services)
+        on_stack_failed(lifecycle.stack_failed)

@@ -1,23 +1,15 @@
 """Reads used by the API and the pages."""
-import uuid
-
 from django.db.models import Q
 
+from heatweb.api import as_uuid, page_limit
 from heatweb.exceptions import BadRequest, EntityNotFound
 from stacks.models import Event, Resource, Stack
 from stacks.models import states as st
+from stacks.plugins import InputLookup, node_data, plugin_for, stack_context
 
 STACK_SORT_KEYS = {"stack_name": "name", "stack_status": "state", "creation_time": "created_at",
                    "updated_time": "updated_at"}
 STACK_FILTERS = ("name", "status", "action", "id", "tenant", "username", "owner_id")
-
-
-def as_uuid(value):
-    """``value`` as a UUID, or None when it is not one (a lookup then finds nothing)."""
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        return None
 
 
 def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
@@ -84,19 +76,6 @@ def stack_list(project, *, params):
     return qs[:page_limit(params.get("limit"))]
 
 
-def page_limit(value, default=1000):
-    """A request's ``limit``: an integer from 0 up to ``default`` (400 otherwise)."""
-    if value in (None, ""):
-        return default
-    try:
-        limit = int(value)
-    except ValueError:
-        raise BadRequest(f"Invalid limit {value!r}: must be an integer.") from None
-    if limit < 0:
-        raise BadRequest("Limit must not be negative.")
-    return min(limit, default)
-
-
 def stack_resources(stack, *, nested_depth=0):
     """Current resources (nested ones down to ``nested_depth``), with their stack."""
     rows = list(Resource.objects.filter(stack=stack, replaced_by__isnull=True)
@@ -147,19 +126,11 @@ def stack_event(stack, event_id):
 
 def stack_outputs(stack):
     """Resolve the template's outputs from the stored resource data."""
-    from convergence.check_resource import InputLookup
-    from stacks.services.definitions import definition_cache
-
-    definition = definition_cache.get(stack.raw_template, stack)
+    ctx = stack_context(stack)
     data = {}
     for res in Resource.objects.filter(stack=stack, replaced_by__isnull=True).exclude(
             state="DELETE_COMPLETE").exclude(state="INIT_COMPLETE"):
-        cls = definition.plugins.get(res.name)
-        ref = None
-        if cls is not None:
-            ref = cls(name=res.name, properties=res.properties_data, context=None,
-                      physical_id=res.physical_resource_id or None,
-                      data=res.plugin_data).get_reference_id()
-        data[res.name] = {"id": res.pk, "name": res.name, "ref": ref,
-                          "attrs": res.attributes_data}
-    return definition.template.resolve_outputs(definition.params, InputLookup(data))
+        data[res.name] = node_data(res, plugin_for(ctx, res)) \
+            if res.name in ctx.definition.plugins else \
+            {"id": res.pk, "name": res.name, "ref": None, "attrs": res.attributes_data}
+    return ctx.definition.template.resolve_outputs(ctx.definition.params, InputLookup(data))

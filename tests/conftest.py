@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -43,9 +44,13 @@ def run_mode():
 
 def pytest_configure(config):
     wanted = os.environ.get("HEATWEB_TEST_MODE")
-    if wanted and wanted not in ("embedded", "distributed"):
-        raise pytest.UsageError(f"HEATWEB_TEST_MODE={wanted!r}: use embedded or distributed")
-    if wanted == "distributed":
+    if wanted and wanted not in ("embedded", "distributed", "openstack"):
+        raise pytest.UsageError(f"HEATWEB_TEST_MODE={wanted!r}: use embedded, distributed "
+                                f"or openstack")
+    if wanted == "openstack" and not os.environ.get("OS_CLIENT_CONFIG_FILE"):
+        raise pytest.UsageError("HEATWEB_TEST_MODE=openstack needs the cloud's clouds.yaml in "
+                                "OS_CLIENT_CONFIG_FILE (see ./test --mode openstack)")
+    if wanted in ("distributed", "openstack"):
         database = os.environ.get("DATABASE_URL", "")
         broker = os.environ.get("CELERY_BROKER_URL", "")
         if not database.startswith(("postgres://", "postgresql://")):
@@ -91,6 +96,18 @@ def _private_broker_for_this_process():
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = options
     app.conf.broker_url  # noqa: B018 - loads the configuration
     app.conf.update(broker_transport_options=options)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``openstack`` run in the openstack mode, and only they."""
+    openstack_mode = os.environ.get("HEATWEB_TEST_MODE") == "openstack"
+    keep, drop = [], []
+    for item in items:
+        (keep if (item.get_closest_marker("openstack") is not None) == openstack_mode
+         else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def pytest_unconfigure(config):
@@ -306,6 +323,42 @@ class LiveService:
         self.processes = {}
         if self.database:
             self.database.drop()
+
+
+class ServiceDatabase:
+    """Plain SQL on the live service's own database (SQLite file or PostgreSQL)."""
+
+    def __init__(self, service):
+        if service.database:
+            import psycopg
+
+            self.conn = psycopg.connect(service.database.url, autocommit=True)
+            self.mark = "%s"
+        else:
+            path = Path(service.env["HEATWEB_DATA_DIR"]) / "heatweb.sqlite3"
+            self.conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+            self.mark = "?"
+
+    def rows(self, sql, *params):
+        return list(self.conn.execute(sql.replace("%s", self.mark), params).fetchall())
+
+    def resource(self, stack_name, name):
+        """(engine_id, physical_resource_id, state) of one resource, or None."""
+        found = self.rows("SELECT r.engine_id, r.physical_resource_id, r.state "
+                          "FROM stacks_resource r JOIN stacks_stack s ON s.id = r.stack_id "
+                          "WHERE s.name = %s AND r.name = %s AND s.deleted_at IS NULL",
+                          stack_name, name)
+        return found[0] if found else None
+
+    def servers_made(self, stack_name):
+        """Resource name -> how many simulated servers were ever made for it."""
+        prefix = f"{stack_name}-"
+        return {name[len(prefix):]: count for name, count in self.rows(
+            "SELECT name, COUNT(*) FROM stacks_simserver WHERE name LIKE %s GROUP BY name",
+            prefix + "%")}
+
+    def close(self):
+        self.conn.close()
 
 
 @pytest.fixture(scope="session")

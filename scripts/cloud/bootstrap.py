@@ -26,11 +26,11 @@ SERVICES = {
     "nova": ("compute", "http://127.0.0.1:8774/v2.1"),
     "neutron": ("network", "http://127.0.0.1:9696"),
 }
-# m1.huge asks for more memory than the fake virt driver reports, so the
-# scheduler finds no host and Nova puts the server in ERROR with its fault
-# message: how the tests make a real build fail.
+# m1.huge asks for more disk than the fake virt driver reports (600000 GB;
+# disk has no quota, unlike RAM), so the scheduler finds no host and Nova
+# puts the server in ERROR with its fault message: how tests fail a build.
 FLAVORS = (("m1.tiny", "1", 512, 1, 1), ("m1.small", "2", 2048, 1, 20),
-           ("m1.huge", "99", 64 * 1024 * 1024, 1, 1))
+           ("m1.huge", "99", 512, 1, 1_000_000))
 IMAGE_NAME = "heatweb-tiny"
 # (user, project, role): the accounts tests and the Keystone mode sign in with.
 ACCOUNTS = (("demo-member", "demo", "member"), ("demo-reader", "demo", "reader"),

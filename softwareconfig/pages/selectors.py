@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 
 from django.db.models import Q
 
+from heatweb.api import as_uuid
 from softwareconfig import services
 from softwareconfig.components import STATUS_CODE, STDERR, STDOUT
 from softwareconfig.models import SoftwareConfig, SoftwareDeployment
 from stacks.models import Resource
-from stacks.selectors import as_uuid
 
 DEPLOYMENT_TYPE = "OS::Heat::SoftwareDeployment"
 SERVER_TYPE = "OS::Nova::Server"

@@ -6,7 +6,7 @@ from django.shortcuts import render
 from softwareconfig.components import COMPONENT_GROUP
 from softwareconfig.pages import selectors
 from softwareconfig.pages.highlight import highlighted
-from stacks.pages.views import page
+from heatweb.pages import page
 
 SECTIONS = ("configs", "deployments")
 

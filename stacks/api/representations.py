@@ -1,5 +1,8 @@
 """Heat's JSON shapes for stacks, resources and events."""
+import json
+
 from heatweb.exceptions import HeatError
+from stacks.definitions import definition_cache
 
 
 def heat_time(value):
@@ -64,8 +67,6 @@ def stack_detail(stack, links, *, outputs):
 
 def stack_parameters(stack):
     """Parameter values as Heat shows them: strings, hidden ones masked."""
-    from stacks.services.definitions import definition_cache
-
     try:
         definition = definition_cache.get(stack.raw_template, stack)
     except HeatError:
@@ -77,7 +78,6 @@ def stack_parameters(stack):
         if schema.hidden:
             params[name] = "******"
         elif isinstance(value, (dict, list)) and schema.type == "json":
-            import json
             params[name] = json.dumps(value)
         elif isinstance(value, list):
             params[name] = ",".join(str(v) for v in value)

@@ -4,31 +4,18 @@ The views are plain APIViews answering Heat's JSON shapes; this module
 describes their bodies and answers, including the lock/unlock actions and
 Heat's error body, and is applied to the view classes by ``document()``.
 """
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+import copy
+
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, \
     extend_schema_view, inline_serializer
 from rest_framework import serializers as s
 
+from heatweb.openapi import HEAT_ERROR
 from stacks.api import meta_views as meta
 from stacks.api import views as v
 from stacks.api import webhooks
 
 JSON = s.JSONField
-
-
-class TokenAuthenticationScheme(OpenApiAuthenticationExtension):
-    target_class = "heatweb.auth.TokenAuthentication"
-    name = "X-Auth-Token"
-
-    def get_security_definition(self, auto_schema):
-        return {"type": "apiKey", "in": "header", "name": "X-Auth-Token",
-                "description": "An API token from `manage.py issue_token`."}
-
-HEAT_ERROR = inline_serializer("HeatError", {
-    "code": s.IntegerField(), "title": s.CharField(), "explanation": s.CharField(),
-    "error": inline_serializer("HeatErrorDetail", {
-        "type": s.CharField(help_text="Heat's exception class name, e.g. StackLocked"),
-        "message": s.CharField(), "traceback": s.CharField(allow_null=True)})})
 
 STACK_BODY = {
     "template": JSON(help_text="HOT template: an object, or YAML/JSON text"),
@@ -46,10 +33,110 @@ STACK_UPDATE = inline_serializer("StackUpdate", {
                                     help_text="PATCH: parameters to return to defaults")})
 STACK_CREATED = inline_serializer("StackCreated", {"stack": inline_serializer(
     "StackRef", {"id": s.UUIDField(), "links": JSON()})})
-STACK = inline_serializer("StackShow", {"stack": JSON(help_text=(
-    "Heat's stack: id, stack_name, stack_status, stack_status_reason, parameters, outputs, "
-    "links, creation_time, updated_time, and locked, lock_level, lock_reason, locked_by, "
-    "locked_at"))})
+
+
+def _obj(name, fields, **kwargs):
+    # A copy with fresh field instances: DRF's metaclass pops the fields out of the
+    # mapping it is given, and a field instance belongs to one serializer only.
+    return inline_serializer(name, {k: copy.deepcopy(f) for k, f in fields.items()}, **kwargs)
+
+
+def _text(**kwargs):
+    return s.CharField(allow_null=True, allow_blank=True, **kwargs)
+
+
+LINKS = s.ListField(child=_obj("Link", {"href": s.CharField(), "rel": s.CharField()}))
+TIME = _text(help_text="ISO 8601 UTC, e.g. 2026-11-23T16:00:00Z")
+STACK_SUMMARY_FIELDS = {
+    "id": s.UUIDField(), "stack_name": s.CharField(), "links": LINKS,
+    "description": JSON(allow_null=True), "stack_status": s.CharField(),
+    "stack_status_reason": _text(), "creation_time": TIME, "updated_time": TIME,
+    "deletion_time": TIME, "stack_owner": _text(), "parent": _text(),
+    "stack_user_project_id": s.CharField(), "project": s.CharField(),
+    "tags": s.ListField(child=s.CharField(), allow_null=True),
+    "locked": s.BooleanField(), "lock_level": _text(), "lock_reason": _text(),
+    "locked_by": _text(), "locked_at": TIME}
+STACK_SUMMARY = _obj("StackSummary", STACK_SUMMARY_FIELDS)
+OUTPUT = _obj("StackOutput", {
+    "output_key": s.CharField(), "description": _text(), "output_value": JSON(allow_null=True),
+    "output_error": s.CharField(required=False)})
+STACK_DETAIL = _obj("StackDetail", {
+    **STACK_SUMMARY_FIELDS, "template_description": JSON(allow_null=True),
+    "disable_rollback": s.BooleanField(), "timeout_mins": s.FloatField(allow_null=True),
+    "capabilities": s.ListField(child=JSON()), "notification_topics": s.ListField(child=JSON()),
+    "parameters": s.DictField(child=s.CharField(allow_blank=True)),
+    "outputs": s.ListField(child=OUTPUT)})
+STACK = _obj("StackShow", {"stack": STACK_DETAIL})
+STACK_LIST = _obj("StackList", {"stacks": s.ListField(child=STACK_SUMMARY)})
+STACK_PREVIEW = _obj("StackPreviewAnswer", {"stack": JSON(help_text=(
+    "The stack as it would be created, with its resources"))})
+UPDATE_PREVIEW = _obj("UpdatePreviewAnswer", {"resource_changes": s.DictField(
+    child=s.ListField(child=JSON()),
+    help_text="added, deleted, replaced, updated, unchanged: lists of resources")})
+RESOURCE_FIELDS = {
+    "resource_name": s.CharField(), "logical_resource_id": s.CharField(),
+    "physical_resource_id": s.CharField(allow_blank=True), "resource_type": s.CharField(),
+    "resource_status": s.CharField(), "resource_status_reason": _text(),
+    "creation_time": TIME, "updated_time": TIME,
+    "required_by": s.ListField(child=s.CharField()), "stack_name": s.CharField(),
+    "stack_identity": JSON(), "links": LINKS,
+    "attributes": JSON(required=False), "description": s.CharField(required=False,
+                                                                    allow_blank=True),
+    "metadata": JSON(required=False, allow_null=True)}
+RESOURCE = _obj("Resource", RESOURCE_FIELDS)
+EVENT = _obj("Event", {
+    "id": s.UUIDField(), "event_time": TIME, "resource_name": s.CharField(),
+    "logical_resource_id": s.CharField(), "physical_resource_id": _text(),
+    "resource_status": s.CharField(), "resource_action": s.CharField(),
+    "resource_status_reason": _text(), "links": LINKS,
+    "resource_type": s.CharField(required=False), "resource_properties": JSON(required=False)})
+ENVIRONMENT = _obj("Environment", {
+    "parameters": JSON(), "parameter_defaults": JSON(), "resource_registry": JSON(),
+    "encrypted_param_names": s.ListField(child=JSON()),
+    "event_sinks": s.ListField(child=JSON())})
+VALIDATED = _obj("ValidateAnswer", {
+    "Description": JSON(allow_null=True), "Parameters": s.DictField(child=JSON()),
+    "ParameterGroups": s.ListField(child=JSON()), "Environment": JSON()})
+FREE_OBJECT = s.DictField(child=JSON(allow_null=True), help_text="Heat's JSON answer")
+SOFTWARE_CONFIG_FIELDS = {"id": s.UUIDField(), "name": _text(), "group": s.CharField(),
+                          "creation_time": TIME}
+SOFTWARE_CONFIG_SHOWN = _obj("SoftwareConfig", {
+    **SOFTWARE_CONFIG_FIELDS, "config": JSON(allow_null=True),
+    "inputs": JSON(allow_null=True), "outputs": JSON(allow_null=True),
+    "options": JSON(allow_null=True)})
+SOFTWARE_DEPLOYMENT_SHOWN = _obj("SoftwareDeployment", {
+    "id": s.UUIDField(), "config_id": _text(), "server_id": s.CharField(),
+    "input_values": JSON(allow_null=True), "output_values": JSON(allow_null=True),
+    "action": s.CharField(), "status": s.CharField(), "status_reason": _text(),
+    "creation_time": TIME, "updated_time": TIME})
+ANSWERS = {
+    "outputs": _obj("OutputList", {"outputs": s.ListField(child=_obj("OutputKey", {
+        "output_key": s.CharField(), "description": _text()}))}),
+    "output": _obj("OutputShow", {"output": OUTPUT}),
+    "resources": _obj("ResourceList", {"resources": s.ListField(child=RESOURCE)}),
+    "resource": _obj("ResourceShow", {"resource": RESOURCE}),
+    "metadata": _obj("ResourceMetadata", {"metadata": JSON(allow_null=True)}),
+    "events": _obj("EventList", {"events": s.ListField(child=EVENT)}),
+    "event": _obj("EventShow", {"event": EVENT}),
+    "versions": _obj("TemplateVersions", {"template_versions": s.ListField(child=_obj(
+        "TemplateVersion", {"version": s.CharField(), "type": s.CharField(),
+                            "aliases": s.ListField(child=s.CharField(), required=False)}))}),
+    "functions": _obj("TemplateFunctions", {"template_functions": s.ListField(child=_obj(
+        "TemplateFunction", {"functions": s.CharField(), "description": s.CharField()}))}),
+    "types": _obj("ResourceTypes", {"resource_types": s.ListField(child=JSON())}),
+    "type": _obj("ResourceTypeSchema", {
+        "resource_type": s.CharField(), "properties": JSON(), "attributes": JSON(),
+        "support_status": JSON(required=False)}),
+    "build": _obj("BuildInfo", {"api": JSON(), "engine": JSON()}),
+    "configs": _obj("SoftwareConfigList", {"software_configs": s.ListField(child=_obj(
+        "SoftwareConfigSummary", SOFTWARE_CONFIG_FIELDS))}),
+    "config": _obj("SoftwareConfigShow", {"software_config": SOFTWARE_CONFIG_SHOWN}),
+    "deployments": _obj("SoftwareDeploymentList", {
+        "software_deployments": s.ListField(child=SOFTWARE_DEPLOYMENT_SHOWN)}),
+    "deployment": _obj("SoftwareDeploymentShow",
+                       {"software_deployment": SOFTWARE_DEPLOYMENT_SHOWN}),
+    "server_metadata": _obj("ServerMetadata", {"metadata": s.ListField(child=JSON())}),
+}
 LOCK = inline_serializer("LockOptions", {
     "level": s.ChoiceField(choices=["all", "stacks"], default="all", required=False)})
 ACTION = inline_serializer("StackAction", {
@@ -62,18 +149,21 @@ ACTION = inline_serializer("StackAction", {
     "reason": s.CharField(required=False, help_text="Why the stack is locked (lock only)")})
 VALIDATE = inline_serializer("Validate", {"template": JSON(), "parameters": s.DictField(
     required=False), "environment": JSON(required=False), "files": s.DictField(required=False)})
-OBJECT = inline_serializer("HeatObject", {"*": JSON(help_text="Heat's JSON answer")})
+SIGNAL = s.DictField(child=JSON(allow_null=True), required=False,
+                     help_text="Signal details (any JSON object)")
 
 ERRORS = {code: OpenApiResponse(HEAT_ERROR, description=text) for code, text in (
     (400, "Bad request (e.g. InvalidTemplate, StackValidationFailed, "
           "ImmutableParameterModified)"),
     (401, "No or bad X-Auth-Token"), (403, "Not a project of the token's user, or role"),
-    (404, "Not found"),
+    (404, "Not found"), (405, "The path does not take this method"),
     (409, "Conflict: ActionInProgress, StackExists, StackLocked, InvalidStackState"),
-    (413, "Request limit exceeded"))}
+    (413, "Request limit exceeded (a budget of README's Limits)"),
+    (415, "The body is not application/json"))}
 
 
-def _op(summary, *, request=None, ok=200, answer=OBJECT, description=None, parameters=()):
+def _op(summary, *, request=None, ok=200, answer=FREE_OBJECT, description=None,
+        parameters=()):
     operation_id = "_".join(summary.lower().replace("'", "").split()[:6])
     return extend_schema(summary=summary, description=description, request=request,
                          operation_id=operation_id,
@@ -89,10 +179,11 @@ LIST_PARAMS = [OpenApiParameter(n, str, description=d) for n, d in (
     ("name", "Filter"), ("status", "Filter"), ("id", "Filter"))]
 
 DOCS = {
-    v.StackListApi: dict(get=_op("List stacks", parameters=LIST_PARAMS),
+    v.StackListApi: dict(get=_op("List stacks", answer=STACK_LIST, parameters=LIST_PARAMS),
                          post=_op("Create a stack", request=STACK_CREATE, ok=201,
                                   answer=STACK_CREATED)),
-    v.StackPreviewApi: dict(post=_op("Preview a stack create", request=STACK_CREATE)),
+    v.StackPreviewApi: dict(post=_op("Preview a stack create", request=STACK_CREATE,
+                                     answer=STACK_PREVIEW)),
     v.StackLookupApi: dict(get=_op("Find a stack by name or id (302 to name/id)", ok=302,
                                    answer=None)),
     v.StackDetailApi: dict(
@@ -102,8 +193,10 @@ DOCS = {
         patch=_op("Update a stack keeping existing parameters", request=STACK_UPDATE, ok=202,
                   answer=None),
         delete=_op("Delete a stack", ok=204, answer=None)),
-    v.StackUpdatePreviewApi: dict(put=_op("Preview an update", request=STACK_UPDATE),
-                                  patch=_op("Preview a PATCH update", request=STACK_UPDATE)),
+    v.StackUpdatePreviewApi: dict(put=_op("Preview an update", request=STACK_UPDATE,
+                                          answer=UPDATE_PREVIEW),
+                                  patch=_op("Preview a PATCH update", request=STACK_UPDATE,
+                                            answer=UPDATE_PREVIEW)),
     v.StackActionApi: dict(post=_op(
         "Run a stack action", request=ACTION, answer=None, description=(
             "Exactly one key: suspend, resume, check, cancel_update, cancel_without_rollback, "
@@ -111,28 +204,33 @@ DOCS = {
             'level all) or unlock ({"unlock": null}). 200 when the action started; 409 '
             "StackLocked/ActionInProgress/InvalidStackState when the state table refuses."))),
     v.StackTemplateApi: dict(get=_op("The stack's template")),
-    v.StackEnvironmentApi: dict(get=_op("The stack's environment")),
-    v.StackFilesApi: dict(get=_op("The stack's files")),
-    v.StackOutputListApi: dict(get=_op("List outputs")),
-    v.StackOutputApi: dict(get=_op("Show an output")),
-    v.ResourceListApi: dict(get=_op("List resources", parameters=[
+    v.StackEnvironmentApi: dict(get=_op("The stack's environment", answer=ENVIRONMENT)),
+    v.StackFilesApi: dict(get=_op("The stack's files", answer=s.DictField(child=s.CharField(
+        allow_blank=True)))),
+    v.StackOutputListApi: dict(get=_op("List outputs", answer=ANSWERS["outputs"])),
+    v.StackOutputApi: dict(get=_op("Show an output", answer=ANSWERS["output"])),
+    v.ResourceListApi: dict(get=_op("List resources", answer=ANSWERS["resources"], parameters=[
         OpenApiParameter("nested_depth", int)])),
-    v.ResourceDetailApi: dict(get=_op("Show a resource")),
-    v.ResourceMetadataApi: dict(get=_op("A resource's metadata")),
-    v.ResourceSignalApi: dict(post=_op("Signal a resource", request=OBJECT, answer=None)),
-    v.EventListApi: dict(get=_op("List events", parameters=LIST_PARAMS[:4] + [
-        OpenApiParameter(n, str) for n in ("resource_action", "resource_status",
-                                           "resource_name", "resource_type")])),
-    v.EventDetailApi: dict(get=_op("Show an event")),
-    meta.ValidateApi: dict(post=_op("Validate a template", request=VALIDATE)),
-    meta.TemplateVersionListApi: dict(get=_op("List template versions")),
-    meta.TemplateFunctionListApi: dict(get=_op("List a version's functions")),
-    meta.ResourceTypeListApi: dict(get=_op("List resource types")),
-    meta.ResourceTypeApi: dict(get=_op("Show a resource type's schema")),
+    v.ResourceDetailApi: dict(get=_op("Show a resource", answer=ANSWERS["resource"])),
+    v.ResourceMetadataApi: dict(get=_op("A resource's metadata", answer=ANSWERS["metadata"])),
+    v.ResourceSignalApi: dict(post=_op("Signal a resource", request=SIGNAL, answer=None)),
+    v.EventListApi: dict(get=_op(
+        "List events", answer=ANSWERS["events"], parameters=LIST_PARAMS[:4] + [
+            OpenApiParameter(n, str) for n in ("resource_action", "resource_status",
+                                               "resource_name", "resource_type")])),
+    v.EventDetailApi: dict(get=_op("Show an event", answer=ANSWERS["event"])),
+    meta.ValidateApi: dict(post=_op("Validate a template", request=VALIDATE,
+                                    answer=VALIDATED)),
+    meta.TemplateVersionListApi: dict(get=_op("List template versions",
+                                              answer=ANSWERS["versions"])),
+    meta.TemplateFunctionListApi: dict(get=_op("List a version's functions",
+                                               answer=ANSWERS["functions"])),
+    meta.ResourceTypeListApi: dict(get=_op("List resource types", answer=ANSWERS["types"])),
+    meta.ResourceTypeApi: dict(get=_op("Show a resource type's schema", answer=ANSWERS["type"])),
     meta.ResourceTypeTemplateApi: dict(get=_op("A template for a resource type")),
-    meta.BuildInfoApi: dict(get=_op("Build information")),
+    meta.BuildInfoApi: dict(get=_op("Build information", answer=ANSWERS["build"])),
     webhooks.SignalWebhookApi: dict(post=_op(
-        "Signal through a signed URL (alarm_url); no token", request=OBJECT, answer=None)),
+        "Signal through a signed URL (alarm_url); no token", request=SIGNAL, answer=None)),
 }
 
 SOFTWARE_CONFIG = inline_serializer("SoftwareConfigCreate", {
@@ -156,21 +254,25 @@ def _software_docs():
 
     return {
         sw.SoftwareConfigListApi: dict(
-            get=_op("List software configs", parameters=LIST_PARAMS[:2]),
-            post=_op("Create a software config", request=SOFTWARE_CONFIG)),
-        sw.SoftwareConfigApi: dict(get=_op("Show a software config"),
+            get=_op("List software configs", answer=ANSWERS["configs"],
+                    parameters=LIST_PARAMS[:2]),
+            post=_op("Create a software config", request=SOFTWARE_CONFIG,
+                     answer=ANSWERS["config"])),
+        sw.SoftwareConfigApi: dict(get=_op("Show a software config", answer=ANSWERS["config"]),
                                    delete=_op("Delete a software config", ok=204, answer=None)),
         sw.SoftwareDeploymentListApi: dict(
-            get=_op("List software deployments", parameters=[
+            get=_op("List software deployments", answer=ANSWERS["deployments"], parameters=[
                 OpenApiParameter("server_id", str, description="Only this server's")]),
-            post=_op("Create a software deployment", request=SOFTWARE_DEPLOYMENT)),
+            post=_op("Create a software deployment", request=SOFTWARE_DEPLOYMENT,
+                     answer=ANSWERS["deployment"])),
         sw.SoftwareDeploymentApi: dict(
-            get=_op("Show a software deployment"),
+            get=_op("Show a software deployment", answer=ANSWERS["deployment"]),
             put=_op("Update a software deployment (status, outputs)",
-                    request=SOFTWARE_DEPLOYMENT),
+                    request=SOFTWARE_DEPLOYMENT, answer=ANSWERS["deployment"]),
             delete=_op("Delete a software deployment", ok=204, answer=None)),
         sw.ServerMetadataApi: dict(get=_op(
-            "A server's deployment metadata (what the agent applies)")),
+            "A server's deployment metadata (what the agent applies)",
+            answer=ANSWERS["server_metadata"])),
     }
 
 

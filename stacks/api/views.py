@@ -11,7 +11,7 @@ from stacks.api.representations import Links, event_body, resource_body, stack_d
     stack_summary
 from stacks.services import lifecycle
 from stacks.services.actions import stack_action
-from stacks.services.preview import stack_preview
+from stacks.services.preview import stack_preview, stack_update_preview
 
 # The actions ``POST .../actions`` takes (the door has more: update, delete, signal).
 BODY_ACTIONS = ("suspend", "resume", "check", "cancel_update", "cancel_without_rollback",
@@ -151,8 +151,6 @@ class StackUpdatePreviewApi(StackApiBase):
         return self._preview(stack_name, stack_id, patch=True)
 
     def _preview(self, stack_name, stack_id, *, patch):
-        from stacks.services.preview import stack_update_preview
-
         body = self.body()
         stack = self.stack(stack_name, stack_id)
         args = stack_input(body, require_name=False)

@@ -14,3 +14,13 @@ def get_cloud_driver():
     path = settings.HEATWEB.get("CLOUD_DRIVER", "stacks.cloud.simulated.SimulatedCloud")
     driver = import_string(path)()
     return MeteredCloud(driver, simulated=isinstance(driver, SimulatedCloud))
+
+
+def cloud_for_stack(stack):
+    """The driver acting for the stack's owner (Keystone mode: through the stack's trust).
+
+    The configured driver's ``for_stack`` decides: the OpenStack one binds
+    the stack's trust session (``heatweb.keystone.session_for_stack``); the
+    simulated cloud is the same for everyone.
+    """
+    return get_cloud_driver().for_stack(stack)

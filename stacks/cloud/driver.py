@@ -1,8 +1,13 @@
 """The cloud driver interface: what resource plugins may ask of a cloud.
 
-heatweb ships one implementation, ``SimulatedCloud`` (objects held in this
-service's database). A real driver (e.g. OpenStack Nova/Glance through
-openstacksdk) implements the same methods.
+Two implementations: ``SimulatedCloud`` (objects held in this service's
+database, the default) and ``OpenStackCloud`` (Nova, Glance and Neutron
+through openstacksdk). Every template runs on both.
+
+Creates are idempotent: a ``creation_key`` (stable across re-runs of one
+resource's create, see ``ResourcePlugin.creation_key``) is stored on the
+physical object, and a create first looks for an object with that key, so a
+create run again after a worker crash finds the object it made.
 """
 from abc import ABC, abstractmethod
 
@@ -11,22 +16,39 @@ class CloudError(Exception):
     """A call the cloud refused or failed; the message is shown as the resource's reason."""
 
 
+class CloudNotFound(CloudError):
+    """The object asked for does not exist (any more)."""
+
+
+# Neutron-style objects the driver keeps: Net, Subnet, Port, SecurityGroup.
+NETWORK_KINDS = ("network", "subnet", "port", "security_group")
+
+
 class CloudDriver(ABC):
     """Servers and images of one cloud."""
 
+    def for_stack(self, stack):
+        """The driver acting for ``stack``'s owner (Keystone mode: through the stack's trust)."""
+        return self
+
     @abstractmethod
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
-                      networks=None, creation_key=None):
+                      networks=None, key_name=None, creation_key=None):
         """Start building a server; returns its id (status BUILD, then ACTIVE).
 
-        With ``creation_key`` the server is tagged with it, and a server that
-        already carries the key is returned instead of building a second
-        (a create run again after a crash).
+        ``networks``: Heat's list of ``{"network"|"port"|"fixed_ip"|"subnet": ...}``
+        (names or ids). With ``creation_key``, an existing server made with
+        that key (not in ERROR) is returned instead of building another.
         """
 
     @abstractmethod
     def server_get(self, server_id):
-        """A dict describing the server, or None when it does not exist."""
+        """A dict describing the server, or None when it does not exist.
+
+        Keys: id, name, status, image, flavor, metadata, addresses (Nova's
+        ``{network name: [{"addr", "version"}]}``), locked, locked_reason,
+        fault (the cloud's message when status is ERROR, else None).
+        """
 
     @abstractmethod
     def server_status(self, server_id):
@@ -62,7 +84,7 @@ class CloudDriver(ABC):
         """Reboot (refused while locked)."""
 
     @abstractmethod
-    def server_lock(self, server_id):
+    def server_lock(self, server_id, reason=None):
         """Lock the server against delete, suspend, resume, reboot and rebuild."""
 
     @abstractmethod
@@ -70,8 +92,8 @@ class CloudDriver(ABC):
         """Release the server's lock."""
 
     @abstractmethod
-    def image_create(self, *, project_id, name, **fields):
-        """Register an image; returns its id."""
+    def image_create(self, *, project_id, name, creation_key=None, data=None, **fields):
+        """Register an image (from ``location`` or the bytes in ``data``); returns its id."""
 
     @abstractmethod
     def image_get(self, image_id):
@@ -100,3 +122,21 @@ class CloudDriver(ABC):
     @abstractmethod
     def image_protect(self, image_id, protected):
         """Set or clear the image's ``protected`` flag."""
+
+    # Networks (Neutron) ------------------------------------------------------------
+
+    @abstractmethod
+    def network_object_create(self, kind, *, project_id, name, creation_key=None, **fields):
+        """Create a ``kind`` (one of ``NETWORK_KINDS``) object with Neutron's fields; its id."""
+
+    @abstractmethod
+    def network_object_get(self, kind, object_id):
+        """A dict of Neutron's fields of the object (``id``, ``name``, ...), or None when gone."""
+
+    @abstractmethod
+    def network_object_update(self, kind, object_id, **fields):
+        """Change fields of the object in place."""
+
+    @abstractmethod
+    def network_object_delete(self, kind, object_id):
+        """Delete the object; one already gone is done."""

@@ -45,6 +45,10 @@ class MeteredCloud:
     def driver(self):
         return self._driver
 
+    def for_stack(self, stack):
+        bound = self._driver.for_stack(stack)
+        return self if bound is self._driver else MeteredCloud(bound, simulated=self._simulated)
+
     def __getattr__(self, name):
         attr = getattr(self._driver, name)
         if name.startswith("_") or not callable(attr):

@@ -18,6 +18,8 @@ class SimServer(models.Model):
     flavor = models.CharField(max_length=64)
     status = models.CharField(max_length=16, default="BUILD")
     locked = models.BooleanField(default=False)
+    locked_reason = models.CharField(max_length=255, blank=True, default="")
+    fault = models.CharField(max_length=255, blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
     user_data = models.TextField(blank=True, default="")
     networks = models.JSONField(default=list, blank=True)
@@ -51,6 +53,8 @@ class SimImage(models.Model):
     visibility = models.CharField(max_length=16, default="private")
     tags = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=16, default="active")
+    creation_key = models.CharField(max_length=128, blank=True, default="", db_index=True)
+    size = models.IntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
 
@@ -60,6 +64,26 @@ class SimImage(models.Model):
 
     def __str__(self):
         return f"{self.name} ({self.id})"
+
+
+class SimNetworkObject(models.Model):
+    """A simulated Neutron network, subnet, port or security group (Neutron's fields)."""
+
+    id = models.CharField(primary_key=True, max_length=36, default=_new_id, editable=False)
+    kind = models.CharField(max_length=16)
+    project_id = models.CharField(max_length=64, db_index=True)
+    name = models.CharField(max_length=255, blank=True, default="")
+    fields = models.JSONField(default=dict, blank=True)
+    creation_key = models.CharField(max_length=128, blank=True, default="", db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        app_label = "stacks"
+        verbose_name = "simulated network object"
+
+    def __str__(self):
+        return f"{self.kind} {self.name} ({self.id})"
 
 
 class SimFault(models.Model):
@@ -78,4 +102,4 @@ class SimFault(models.Model):
         return f"{self.operation}: {self.message}"
 
 
-__all__ = ["SimFault", "SimImage", "SimServer"]
+__all__ = ["SimFault", "SimImage", "SimNetworkObject", "SimServer"]

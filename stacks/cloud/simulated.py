@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from stacks.cloud.driver import CloudDriver, CloudError
 from stacks.cloud.models import SimFault, SimImage, SimServer
+from stacks.cloud.simulated_network import SimulatedNetworks
 
 
 # A server in a transitional status reaches the target status at ``ready_at``.
@@ -31,7 +32,7 @@ def _settle(rows, target):
     return rows.update(status=target)
 
 
-class SimulatedCloud(CloudDriver):
+class SimulatedCloud(SimulatedNetworks, CloudDriver):
     """A cloud held in the database (simulated; no real machines)."""
 
     # Faults ------------------------------------------------------------------------
@@ -72,20 +73,22 @@ class SimulatedCloud(CloudDriver):
                              f"(HTTP 409)")
 
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
-                      networks=None, creation_key=None):
+                      networks=None, key_name=None, creation_key=None):
         if creation_key:
             made = SimServer.objects.filter(creation_key=creation_key, project_id=project_id,
-                                            deleted_at__isnull=True).values_list("pk", flat=True)
+                                            deleted_at__isnull=True).exclude(status="ERROR") \
+                .values_list("pk", flat=True)
             if made:
                 return made[0]
         self._fault("server_create", project_id)
         boot = settings.HEATWEB.get("SIM_BOOT_SECONDS", 0)
+        nics = self._attach(project_id, networks or [])
         count = SimServer.objects.count() + 1
         server = SimServer.objects.create(
             project_id=project_id, name=name, image=image, flavor=flavor,
-            metadata=metadata or {}, user_data=user_data or "", networks=networks or [],
+            metadata=metadata or {}, user_data=user_data or "", networks=nics,
             creation_key=creation_key or "",
-            address=f"10.0.{count // 250 % 250}.{count % 250 + 2}",
+            address=nics[0]["addr"] if nics else f"10.0.{count // 250 % 250}.{count % 250 + 2}",
             ready_at=timezone.now() + timedelta(seconds=boot))
         latency = settings.HEATWEB.get("SIM_CREATE_SECONDS", 0)
         if latency:
@@ -94,14 +97,45 @@ class SimulatedCloud(CloudDriver):
             time.sleep(latency)
         return server.id
 
+    def _attach(self, project_id, networks):
+        """Each of Heat's ``networks`` entries as ``{network, addr, port, auto}``.
+
+        A network (not a port) gets a port made for the server, as Nova does;
+        it goes with the server.
+        """
+        nics = []
+        for entry in networks:
+            port_id, auto = entry.get("port"), False
+            if not port_id:
+                network = entry.get("network") or entry.get("uuid")
+                if not network:
+                    continue
+                fixed = [{"ip_address": entry["fixed_ip"]}] if entry.get("fixed_ip") else None
+                port_id = self.network_object_create(
+                    "port", project_id=project_id, name="", network_id=network,
+                    fixed_ips=fixed, device_owner="compute:nova")
+                auto = True
+            network_name, address = self.port_address(port_id)
+            nics.append({"network": network_name, "addr": address, "port": port_id,
+                         "auto": auto})
+        return nics
+
     def server_get(self, server_id):
         server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
         if server is None:
             return None
+        addresses = {}
+        for nic in server.networks or []:
+            if isinstance(nic, dict) and nic.get("addr"):
+                addresses.setdefault(nic["network"], []).append({"addr": nic["addr"],
+                                                                 "version": 4})
+        status = self._status(server)
         return {"id": server.id, "name": server.name, "image": server.image,
-                "flavor": server.flavor, "status": self._status(server),
-                "locked": server.locked, "metadata": server.metadata,
-                "addresses": {"private": [{"addr": server.address, "version": 4}]},
+                "flavor": server.flavor, "status": status,
+                "locked": server.locked, "locked_reason": server.locked_reason or None,
+                "metadata": server.metadata,
+                "addresses": addresses or {"private": [{"addr": server.address, "version": 4}]},
+                "fault": (server.fault or None) if status == "ERROR" else None,
                 "networks": server.networks, "created": server.created_at.isoformat()}
 
     @staticmethod
@@ -157,6 +191,9 @@ class SimulatedCloud(CloudDriver):
             return  # already gone: deleting is idempotent
         self._fault("server_delete", server.project_id)
         self._refuse_if_locked(server, "delete")
+        for nic in server.networks or []:
+            if isinstance(nic, dict) and nic.get("auto"):
+                self.network_object_delete("port", nic["port"])
         if server.status != "DELETING":
             self._transition(server, "DELETING", "SIM_DELETE_SECONDS")
 
@@ -185,13 +222,20 @@ class SimulatedCloud(CloudDriver):
         self._refuse_if_locked(server, "rebuild")
         SimServer.objects.filter(pk=server.pk).update(image=image)
 
-    def server_lock(self, server_id):
+    def server_lock(self, server_id, reason=None):
         server = self._server(server_id, "server_lock")
-        SimServer.objects.filter(pk=server.pk).update(locked=True)
+        SimServer.objects.filter(pk=server.pk).update(locked=True, locked_reason=reason or "")
 
     def server_unlock(self, server_id):
         server = self._server(server_id, "server_unlock")
-        SimServer.objects.filter(pk=server.pk).update(locked=False)
+        SimServer.objects.filter(pk=server.pk).update(locked=False, locked_reason="")
+
+    def server_confirm_resize(self, server_id):
+        """Nothing to confirm: a simulated resize is done at once."""
+
+    def server_set_error(self, server_id, fault):
+        """Put the server in ERROR with ``fault`` as its message (what Nova does on a failed build)."""
+        SimServer.objects.filter(pk=server_id).update(status="ERROR", fault=fault)
 
     # Images --------------------------------------------------------------------------
 
@@ -206,10 +250,17 @@ class SimulatedCloud(CloudDriver):
             self._fault(operation, image.project_id)
         return image
 
-    def image_create(self, *, project_id, name, **fields):
+    def image_create(self, *, project_id, name, creation_key=None, data=None, **fields):
         self._fault("image_create", project_id)
+        if creation_key:
+            found = SimImage.objects.filter(deleted_at__isnull=True, name=name,
+                                            creation_key=creation_key).first()
+            if found is not None:
+                return found.id
         values = {k: v for k, v in fields.items() if k in self._IMAGE_FIELDS and v is not None}
-        return SimImage.objects.create(project_id=project_id, name=name, **values).id
+        return SimImage.objects.create(project_id=project_id, name=name,
+                                       creation_key=creation_key or "",
+                                       size=len(data or b""), **values).id
 
     def image_get(self, image_id):
         image = SimImage.objects.filter(pk=image_id, deleted_at__isnull=True).first()

@@ -3,6 +3,6 @@ from stacks.models.resource import Resource
 from stacks.models.stack import Stack
 from stacks.models.template import RawTemplate
 
-from stacks.cloud.models import SimFault, SimImage, SimServer  # the simulated cloud's tables
+from stacks.cloud.models import SimFault, SimImage, SimNetworkObject, SimServer  # the simulated cloud's tables
 
-__all__ = ["Event", "RawTemplate", "Resource", "SimFault", "SimImage", "SimServer", "Stack"]
+__all__ = ["Event", "RawTemplate", "Resource", "SimFault", "SimImage", "SimNetworkObject", "SimServer", "Stack"]

@@ -4,7 +4,6 @@ Every refusal is the service's ``HeatError`` (the same the API answers):
 shown as a message, or as an error page when there is nothing to show.
 """
 import uuid
-from functools import wraps
 from urllib.parse import urlencode
 
 import yaml
@@ -16,33 +15,22 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from heatweb.exceptions import EntityNotFound, HeatError
+from heatweb.pages import page
+from heatweb.projects import project_select, require_member
 from stacks import selectors
-from stacks.forms import StackParametersForm, StackUpdateForm, environment_from_text
 from stacks.pages import selectors as page_selectors
 from stacks.pages.actions import STARTED, action_states, disabled_reasons, form_args
 from stacks.pages.forms import LaunchSourceForm, LockForm, constraint_notes
-from stacks.pages.projects import current_project, project_select, require_member
+from stacks.pages.parameter_forms import StackParametersForm, StackUpdateForm, \
+    environment_from_text
 from stacks.pages.topology import layout
-from stacks.services import lifecycle
+from stacks.definitions import definition_cache
 from stacks.services import actions as door
-from stacks.services.definitions import definition_cache
+from stacks.services import lifecycle
 
 STACKS_PER_PAGE = 20
 EVENTS_PER_PAGE = 25
 TABS = ("overview", "resources", "events", "template", "topology")
-
-
-def page(view):
-    """Signed in, with the session's project and role on the request; errors as a page."""
-    @login_required
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        try:
-            request.project, request.role, request.projects = current_project(request)
-            return view(request, *args, **kwargs)
-        except HeatError as error:
-            return render(request, "error.html", {"error": error}, status=error.status)
-    return wrapper
 
 
 def _stack(request, stack_id):

@@ -1,2 +1,2 @@
 """Resource plugins; importing this package registers the built-in types."""
-from stacks.resources import autoscaling, compute, heat_basic  # noqa: F401
+from stacks.resources import autoscaling, compute, heat_basic, image, neutron  # noqa: F401

@@ -9,13 +9,14 @@ are ignored (see ``stacks.services.signals``).
 import math
 import time
 
+from heatweb.exceptions import StackValidationFailed
 from stacks.models import Resource
-from stacks.models import states as st
 from stacks.resources.base import ResourcePlugin
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property, Range
-from stacks.resources.stack import ChildStackResource
 from stacks.resources.nested_stacks import nested
+from stacks.resources.signal_urls import signal_url
+from stacks.resources.stack import ChildStackResource
 
 ADJUSTMENT_TYPES = ("change_in_capacity", "exact_capacity", "percent_change_in_capacity")
 
@@ -56,13 +57,9 @@ class AutoScalingGroup(ChildStackResource):
         where = f"Property error: resources.{resource_name}.properties"
         member = props.get("resource")
         if isinstance(member, dict) and not isinstance(member.get("type"), str):
-            from heatweb.exceptions import StackValidationFailed
-
             raise StackValidationFailed(f"{where}.resource: must have a \"type\"")
         low, high = props.get("min_size"), props.get("max_size")
         if isinstance(low, int) and isinstance(high, int) and low > high:
-            from heatweb.exceptions import StackValidationFailed
-
             raise StackValidationFailed(f"{where}: min_size can not be greater than max_size")
         return props
 
@@ -104,13 +101,18 @@ class AutoScalingGroup(ChildStackResource):
             self._resize_members(size)
         return super().handle_update(new_properties, changed)
 
-    def resize(self, size):
-        """Scale to ``size`` (clamped); starts the nested stack's update."""
+    def resized(self, size):
+        """Clamp ``size`` to min/max and change the members to it (in ``data``); the size.
+
+        The scaling service (``nested.scaling_group_resize``) saves the result
+        under a claim of the group's row and updates the members' stack.
+        """
         size = max(self.properties["min_size"], min(self.properties["max_size"], size))
         self._resize_members(size)
-        nested.nested_update(self.physical_id, template=self._template(), parameters={},
-                             files={})
         return size
+
+    def member_template(self):
+        return self._template()
 
     def attributes(self):
         outputs = nested.nested_outputs(self.physical_id) if self.physical_id else {}
@@ -154,8 +156,6 @@ class ScalingPolicy(ResourcePlugin):
     def get_attribute(self, name, *path):
         if name not in ("alarm_url", "signal_url"):
             return None
-        from stacks.services.signals import signal_url
-
         row = Resource.objects.filter(stack_id=self.context.stack_id, name=self.name,
                                       replaced_by__isnull=True).exclude(
             state="DELETE_COMPLETE").values_list("uuid", flat=True).first()
@@ -180,22 +180,11 @@ class ScalingPolicy(ResourcePlugin):
         last = self.data.get("last_scaled_at", 0)
         if cooldown and time.time() - last < cooldown:
             return "signal ignored: cooldown in progress"
-        group_row = Resource.objects.filter(
-            stack_id=self.context.stack_id, physical_resource_id=self.properties[
-                "auto_scaling_group_id"], replaced_by__isnull=True).exclude(
-            state="DELETE_COMPLETE").first()
-        if group_row is None or group_row.status != st.COMPLETE:
-            return "signal ignored: the group is not ready"
-        child = nested.nested_get(group_row.physical_resource_id)
-        if child is None or child.status == st.IN_PROGRESS:
-            return "signal ignored: scaling already in progress"
-        group = AutoScalingGroup(name=group_row.name, properties=group_row.properties_data,
-                                 context=self.context, physical_id=group_row.physical_resource_id,
-                                 data=dict(group_row.plugin_data or {}))
-        current = len(group.data.get("members", []))
-        size = group.resize(self._new_size(current))
-        Resource.objects.filter(pk=group_row.pk).update(
-            plugin_data=group.data,
-            attributes_data={**group_row.attributes_data, "current_size": size})
+        scaled, refusal = nested.scaling_group_resize(
+            stack_id=self.context.stack_id, context=self.context, new_size=self._new_size,
+            group_physical_id=self.properties["auto_scaling_group_id"])
+        if refusal:
+            return refusal
         self.data["last_scaled_at"] = time.time()
-        return f"Signal: scaling {group_row.name} from {current} to {size}"
+        name, current, size = scaled
+        return f"Signal: scaling {name} from {current} to {size}"

@@ -27,12 +27,23 @@ class ResourceFailure(Exception):
     """An action of a resource failed; the message is the reason users see."""
 
 
+def cloud_call(method, *args, **kwargs):
+    """Call the cloud driver; its refusal (``CloudError``) fails the resource with its message."""
+    from stacks.cloud.driver import CloudError
+
+    try:
+        return method(*args, **kwargs)
+    except CloudError as error:
+        raise ResourceFailure(str(error)) from None
+
+
 @dataclass
 class PluginContext:
     cloud: object
     stack_id: str
     stack_name: str
     project_id: str
+    lock_reason: str = ""
 
 
 def wait_cookie(seconds):
@@ -73,12 +84,14 @@ class ResourcePlugin:
     # lock itself (no physical lock) and receives parameters from the parent.
     nested_stack = False
 
-    def __init__(self, *, name, properties, context, physical_id=None, data=None):
+    def __init__(self, *, name, properties, context, physical_id=None, data=None,
+                 resource_id=None):
         self.name = name
         self.properties = properties or {}
         self.context = context
         self.physical_id = physical_id
         self.data = data if data is not None else {}
+        self.resource_id = resource_id
 
     @property
     def creation_key(self):
@@ -89,6 +102,10 @@ class ResourcePlugin:
         object it already made instead of making a second.
         """
         return self.data.get(CREATION_KEY)
+
+    def waiting_reason(self, cookie):
+        """What a pending action waits for, shown as the resource's status reason (or None)."""
+        return None
 
     # Schema ----------------------------------------------------------------------
 

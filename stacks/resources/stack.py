@@ -8,10 +8,11 @@ import hashlib
 import yaml
 
 from heatweb.exceptions import StackValidationFailed
+from stacks.models import Stack
 from stacks.resources.base import ResourcePlugin
 from stacks.resources.registry import register
-from stacks.resources.schema import Attribute, Property
 from stacks.resources.nested_stacks import nested
+from stacks.resources.schema import Attribute, Property
 
 
 class ChildStackResource(ResourcePlugin):
@@ -26,8 +27,6 @@ class ChildStackResource(ResourcePlugin):
         raise NotImplementedError
 
     def _files(self):
-        from stacks.models import Stack
-
         parent = Stack.objects.select_related("raw_template").get(pk=self.context.stack_id)
         return parent.raw_template.files or {}
 

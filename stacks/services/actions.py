@@ -15,7 +15,7 @@ from softwareconfig import services as deployments
 from stacks.models import Resource
 from stacks.models import states as st
 from stacks.services import lifecycle, locking, signals
-from stacks.services.events import resource_event
+from stacks.models.events import resource_event
 from stacks.selectors import stack_resource
 
 
@@ -74,10 +74,10 @@ ARGUMENT_CHECKS = {"lock": locking.check_lock_arguments}
 # The transition each action starts (cancel_update starts a rollback).
 TRANSITIONS = {"update": "update", "delete": "delete", "suspend": "suspend",
                "resume": "resume", "check": "check", "cancel_update": "rollback",
-               "cancel_without_rollback": "rollback",               "lock": "lock", "unlock": "unlock"}
+               "cancel_without_rollback": "rollback", "lock": "lock", "unlock": "unlock"}
 
 
-def stack_action(stack, action, *, user=None, **args):
+def stack_action(stack, action, /, *, user=None, **args):
     """Do ``action`` (a key of ``ACTIONS``) to ``stack`` for ``user``, or raise the refusal.
 
     ``args`` are the action's own (an update's template, a lock's level and
@@ -106,7 +106,7 @@ def deployment_stack(deployment):
     return row.stack if row is not None and row.stack.deleted_at is None else None
 
 
-def deployment_action(deployment, action, *, user=None, **fields):
+def deployment_action(deployment, action, /, *, user=None, **fields):
     """PUT (``update``) or DELETE (``delete``) a deployment: through its stack's door if a
     stack owns it, directly if it was made through the API."""
     stack = deployment_stack(deployment)

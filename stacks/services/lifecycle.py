@@ -4,6 +4,8 @@ by compare-and-swap, and starts a convergence traversal.
 Nothing is stored unless validation passed, and every refusal comes from the
 state table (``stacks.models.states``) through ``_begin``.
 """
+import uuid
+
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django_fsm import TransitionNotAllowed
@@ -13,12 +15,12 @@ from convergence.services import new_traversal_id, stack_save_cas, traversal_beg
     traversal_fail
 from heatweb.exceptions import StackExists
 from heatweb.keystone import stack_trust_create
+from stacks.definitions import build_definition, normalize_environment, update_definition
 from stacks.models import RawTemplate, Resource, Stack
 from stacks.models import states as st
-from stacks.services.definitions import build_definition, normalize_environment, \
-    parse_template
+from stacks.models.events import stack_event
 from stacks.services.create_replay import create_replayed
-from stacks.services.events import stack_event
+from stacks.services.parameters import check_immutable_parameters
 
 EMPTY_TEMPLATE = {"heat_template_version": "2013-05-23"}
 
@@ -69,8 +71,6 @@ def stack_create(*, project, user, name, template, environment=None, parameters=
     A repeat of the create that made a live stack of that name returns that
     stack (``create_replay``); any other create of a taken name is 409.
     """
-    import uuid
-
     files = files or {}
     env = normalize_environment(environment, parameters)
     stack_id = uuid.uuid4()
@@ -113,8 +113,6 @@ def stack_update(stack, *, template=None, environment=None, parameters=None, fil
     definition, env, files = update_definition(
         stack, template=template, environment=environment, parameters=parameters, files=files,
         patch=patch, clear_parameters=clear_parameters)
-    from stacks.services.parameters import check_immutable_parameters
-
     check_immutable_parameters(stack, definition)
     with transaction.atomic():
         old_state, old_traversal = stack.state, stack.current_traversal
@@ -167,30 +165,6 @@ def _nothing_to_update(old_state, old_raw, raw, definition, existing):
                and r.replaced_by_id is None and r.engine_id is None for r in existing)
 
 
-def update_definition(stack, *, template, environment, parameters, files, patch,
-                      clear_parameters):
-    """The definition an update would converge to (PUT replaces, PATCH overlays)."""
-    old_raw = stack.raw_template
-    if patch:
-        old_env = dict(old_raw.environment or {})
-        given = normalize_environment(environment, parameters) if (environment or parameters) \
-            else {"parameters": {}}
-        merged = {k: v for k, v in (old_env.get("parameters") or {}).items()
-                  if k not in set(clear_parameters or ())}
-        merged.update(given.get("parameters") or {})
-        env = {**old_env, **{k: v for k, v in given.items() if k != "parameters"}}
-        env["parameters"] = merged
-        files = old_raw.files if files is None else {**old_raw.files, **files}
-        template = old_raw.template if template in (None, "", {}) else template
-    else:
-        env = normalize_environment(environment, parameters)
-        files = files or {}
-    parsed = parse_template(template, files)
-    definition = build_definition(parsed, environment=env, files=files, stack_name=stack.name,
-                                  stack_id=str(stack.pk), project_id=stack.project_id)
-    return definition, env, files
-
-
 def stack_delete(stack):
     """Delete every resource (dependents first), then the stack."""
     with transaction.atomic():
@@ -221,6 +195,13 @@ def stack_rollback(stack):
               reason="Stack ROLLBACK started",
               cas_fields=dict(expected_state=old_state, expected_traversal=old_traversal,
                               action_started_at=timezone.now(), **fields))
+
+
+def stack_failed(stack, action):
+    """A traversal failed the stack's ``action``: roll back a create or update, unless
+    the stack disables rollback (the decision is the stack's, not the engine's)."""
+    if action in ("CREATE", "UPDATE") and not stack.disable_rollback:
+        stack_rollback(stack)
 
 
 def _walk(stack, action, *, reverse=False):
@@ -274,5 +255,6 @@ def stack_cancel_without_rollback(stack):
 
 
 __all__ = ["stack_cancel_update", "stack_cancel_without_rollback", "stack_check",
-           "stack_create", "stack_delete", "stack_resume", "stack_rollback", "stack_suspend",
-           "stack_update", "update_definition", "stack_event"]
+           "stack_create", "stack_delete", "stack_failed", "stack_resume", "stack_rollback",
+           "stack_suspend",
+           "stack_update", "stack_event"]

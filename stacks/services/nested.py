@@ -6,11 +6,16 @@ Every change to an existing child goes through the door
 import secrets
 
 from django.conf import settings
+from django.db import transaction
+from django.db.models import F
 from django_fsm import can_proceed
 
+from heatweb.api import param_minutes
 from heatweb.exceptions import RequestLimitExceeded, StackValidationFailed
-from stacks.models import Stack
+from stacks.definitions import parse_template
+from stacks.models import Resource, Stack
 from stacks.models import states as st
+from stacks.resources.autoscaling import AutoScalingGroup
 from stacks.resources.base import ResourceFailure
 from stacks.selectors import stack_outputs
 from stacks.services import lifecycle
@@ -23,6 +28,7 @@ def nested_create(*, parent_id, resource_name, template, parameters, files, time
     if parent.nested_depth + 1 > limit:
         raise StackValidationFailed(f"Recursion depth exceeds {limit}.")
     _check_tree_resources(parent, template, files)
+    timeout_mins = param_minutes(timeout_mins or None, "timeout")
     name = f"{parent.name}-{resource_name}-{secrets.token_hex(6)}"
     child = lifecycle.stack_create(
         project=parent.project, user=parent.user, name=name, template=template,
@@ -50,9 +56,6 @@ def _check_tree_resources(parent, template, files, *, replacing=None):
 
     ``replacing``: the stack whose resources the new template replaces (an update).
     """
-    from stacks.models import Resource
-    from stacks.services.definitions import parse_template
-
     limit = settings.HEATWEB["MAX_RESOURCES_PER_STACK"]
     new = len(parse_template(template, files).resources)
     rows = Resource.objects.filter(stack_id__in=_tree_stack_ids(parent),
@@ -71,6 +74,7 @@ def nested_get(child_id):
 def nested_update(child_id, *, template, parameters, files, timeout_mins=None):
     child = nested_get(child_id)
     _check_tree_resources(child, template, files, replacing=child.pk)
+    timeout_mins = param_minutes(timeout_mins or None, "timeout")
     stack_action(child, "update", template=template, parameters=parameters, files=files,
                  timeout_mins=timeout_mins)
 
@@ -140,3 +144,42 @@ def nested_unlock(child_id):
         return False
     stack_action(child, "unlock", cascade=True)
     return True
+
+
+CLAIM_ATTEMPTS = 20
+
+
+def scaling_group_resize(*, stack_id, group_physical_id, new_size, context):
+    """Resize an auto scaling group to ``new_size(current size)``, as a signal asks.
+
+    Claims the group's resource row with one conditional UPDATE on its
+    ``atomic_key`` (and no engine holding it) that also saves the new
+    members, then updates the members' stack in the same transaction: two
+    signals at once both scale (the second sees the first's members), and
+    an update of the group running meanwhile is not overwritten (the signal
+    is ignored, as Heat ignores one to a group in progress).
+    Returns ``((group name, old size, new size), None)`` or ``(None, why ignored)``.
+    """
+    for _ in range(CLAIM_ATTEMPTS):
+        row = Resource.objects.filter(
+            stack_id=stack_id, physical_resource_id=group_physical_id,
+            replaced_by__isnull=True).exclude(state="DELETE_COMPLETE").first()
+        if row is None or row.status != st.COMPLETE:
+            return None, "signal ignored: the group is not ready"
+        if row.engine_id is not None:
+            return None, "signal ignored: the group is being updated"
+        group = AutoScalingGroup(name=row.name, properties=row.properties_data,
+                                 context=context, physical_id=row.physical_resource_id,
+                                 data=dict(row.plugin_data or {}))
+        current = len(group.data.get("members", []))
+        size = group.resized(new_size(current))
+        with transaction.atomic():
+            claimed = Resource.objects.filter(
+                pk=row.pk, atomic_key=row.atomic_key, engine_id__isnull=True,
+            ).update(plugin_data=group.data, atomic_key=F("atomic_key") + 1,
+                     attributes_data={**row.attributes_data, "current_size": size})
+            if claimed:
+                nested_update(group.physical_id, template=group.member_template(),
+                              parameters={}, files={})
+                return (row.name, current, size), None
+    return None, "signal ignored: the group is busy"

@@ -5,6 +5,8 @@ nested stacks whose parameters a parent's update changes all call
 ``check_immutable_parameters`` before anything is stored or enqueued.
 """
 from heatweb.exceptions import ImmutableParameterModified
+from stacks.definitions import definition_cache, update_definition
+from stacks.models import Resource, Stack
 from stacks.hot.functions import contains_unresolved
 
 
@@ -22,8 +24,6 @@ def immutable_changes(old_params, new_definition):
 
 def check_immutable_parameters(stack, new_definition):
     """Raise ImmutableParameterModified naming every offending parameter of this stack or its children."""
-    from stacks.services.definitions import definition_cache
-
     old = definition_cache.get(stack.raw_template, stack)
     changed = immutable_changes(old.params, new_definition)
     if changed:
@@ -33,9 +33,6 @@ def check_immutable_parameters(stack, new_definition):
 
 def _check_children(stack, new_definition):
     """A parent's update that would pass a changed immutable parameter down is refused too."""
-    from stacks.models import Resource, Stack
-    from stacks.services.lifecycle import update_definition
-
     resources = {r.name: r for r in Resource.objects.filter(
         stack=stack, replaced_by__isnull=True).exclude(physical_resource_id="")
         .exclude(state__startswith="DELETE")}

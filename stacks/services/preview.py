@@ -1,8 +1,7 @@
 """Previews: what a create or update would do, computed without storing anything."""
+from stacks.definitions import build_definition, normalize_environment, update_definition
 from stacks.hot import UNRESOLVED
 from stacks.models import Resource
-from stacks.services.definitions import build_definition, normalize_environment
-from stacks.services.lifecycle import update_definition
 from stacks.services.parameters import check_immutable_parameters
 
 

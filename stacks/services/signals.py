@@ -6,34 +6,17 @@ without an error, because alarm services retry on errors; an event records
 it. Otherwise ``resource_signal`` has the resource's plugin handle it
 (``handle_signal``) and saves what it keeps on the resource row.
 """
-import hashlib
-import hmac
-
-from django.conf import settings
-
 from heatweb.exceptions import BadRequest, EntityNotFound
 from stacks.models import Resource
 from stacks.models import states as st
-from stacks.resources.base import PluginContext
-from stacks.services.events import resource_event
-
-
-def plugin_instance(stack, res):
-    """The resource's plugin, made as the engine makes it (``plugin_for``)."""
-    from convergence.check_resource import NodeContext, plugin_for
-    from stacks.cloud import get_cloud_driver
-    from stacks.services.definitions import definition_cache
-
-    context = PluginContext(cloud=get_cloud_driver(), stack_id=str(stack.pk),
-                            stack_name=stack.name, project_id=stack.project_id)
-    return plugin_for(NodeContext(stack=stack, traversal_id=None, events=None,
-                                  definition=definition_cache.get(stack.raw_template, stack),
-                                  plugin_context=context), res)
+from stacks.models.events import resource_event
+from stacks.plugins import plugin_for, stack_context
+from stacks.resources.signal_urls import signature_valid
 
 
 def check_signal_supported(stack, res, plugin=None):
     """BadRequest when the resource's plugin takes no signals; returns the plugin."""
-    plugin = plugin or plugin_instance(stack, res)
+    plugin = plugin or plugin_for(stack_context(stack), res)
     if not hasattr(plugin, "handle_signal"):
         raise BadRequest(f"Signal resource during {res.action} is not supported "
                          f"for resource {res.name} of type {res.type}.")
@@ -56,24 +39,11 @@ def resource_signal(stack, res, details):
     return answer
 
 
-# Signed webhook URLs (alarm_url) ---------------------------------------------------------
-
-def _signature(resource_uuid):
-    key = settings.SECRET_KEY.encode()
-    return hmac.new(key, f"signal:{resource_uuid}".encode(), hashlib.sha256).hexdigest()[:40]
-
-
-def signal_url(resource_uuid):
-    """A URL that signals the resource with a POST and no token (like Heat's alarm_url)."""
-    base = settings.HEATWEB["PUBLIC_URL"].rstrip("/")
-    return f"{base}/webhooks/signal/{resource_uuid}/{_signature(resource_uuid)}"
-
+# Signed webhook URLs (alarm_url, see stacks.resources.signal_urls) -----------------------
 
 def webhook_resource(resource_uuid, signature):
     """The resource a signed URL names (404 for a forged signature or a deleted resource)."""
-    # Bytes: compare_digest refuses str with non-ASCII characters (a TypeError, a 500).
-    if not hmac.compare_digest(_signature(resource_uuid).encode(),
-                               signature.encode("utf-8", errors="surrogatepass")):
+    if not signature_valid(resource_uuid, signature):
         raise EntityNotFound(entity="Signal URL", name=str(resource_uuid))
     res = Resource.objects.filter(uuid=resource_uuid).select_related("stack__raw_template").first()
     if res is None or res.state == "DELETE_COMPLETE" or res.stack.deleted_at is not None:

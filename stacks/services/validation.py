@@ -1,6 +1,6 @@
 """``POST /validate``: a template's parameter schema in Heat's form, or a 400."""
 from heatweb.exceptions import BadRequest, StackValidationFailed, UserParameterMissing
-from stacks.services.definitions import build_definition, normalize_environment, \
+from stacks.definitions import build_definition, normalize_environment, \
     parse_template
 
 _PLACEHOLDERS = {"string": "", "number": 0, "json": {}, "comma_delimited_list": [],

@@ -11,7 +11,6 @@ test can aim a kill within a fraction of a second.
 """
 import os
 import signal
-import sqlite3
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +20,7 @@ import pytest
 import requests
 from heatclient import client as heat_client_module
 
-from tests.conftest import LiveService
+from tests.conftest import LiveService, ServiceDatabase
 
 pytestmark = pytest.mark.live
 
@@ -33,7 +32,8 @@ def service(tmp_path_factory):
     svc = LiveService(tmp_path_factory.mktemp("chaos"), name="chaos",
                       HEATWEB_HEARTBEAT="0.5", HEATWEB_DEAD_AFTER="3",
                       HEATWEB_SWEEP_EVERY_BEATS="1", HEATWEB_RELAY_SECONDS="0.5",
-                      HEATWEB_POLL_INTERVAL="0.2", HEATWEB_SIM_CREATE_SECONDS="0.4",
+                      HEATWEB_WAIT_MIN_SECONDS="0.2", HEATWEB_WAIT_MAX_SECONDS="0.5",
+                      HEATWEB_SIM_CREATE_SECONDS="0.4",
                       HEATWEB_SIM_BOOT_SECONDS="0.5").start()
     yield svc
     svc.stop()
@@ -47,42 +47,6 @@ def token(service):
 @pytest.fixture(scope="module")
 def hc(token):
     return heat_client_module.Client("1", endpoint=token["endpoint"], token=token["token"])
-
-
-class ServiceDatabase:
-    """Plain SQL on the live service's own database (SQLite file or PostgreSQL)."""
-
-    def __init__(self, service):
-        if service.database:
-            import psycopg
-
-            self.conn = psycopg.connect(service.database.url, autocommit=True)
-            self.mark = "%s"
-        else:
-            path = Path(service.env["HEATWEB_DATA_DIR"]) / "heatweb.sqlite3"
-            self.conn = sqlite3.connect(path, isolation_level=None, timeout=30)
-            self.mark = "?"
-
-    def rows(self, sql, *params):
-        return list(self.conn.execute(sql.replace("%s", self.mark), params).fetchall())
-
-    def resource(self, stack_name, name):
-        """(engine_id, physical_resource_id, state) of one resource, or None."""
-        found = self.rows("SELECT r.engine_id, r.physical_resource_id, r.state "
-                          "FROM stacks_resource r JOIN stacks_stack s ON s.id = r.stack_id "
-                          "WHERE s.name = %s AND r.name = %s AND s.deleted_at IS NULL",
-                          stack_name, name)
-        return found[0] if found else None
-
-    def servers_made(self, stack_name):
-        """Resource name -> how many simulated servers were ever made for it."""
-        prefix = f"{stack_name}-"
-        return {name[len(prefix):]: count for name, count in self.rows(
-            "SELECT name, COUNT(*) FROM stacks_simserver WHERE name LIKE %s GROUP BY name",
-            prefix + "%")}
-
-    def close(self):
-        self.conn.close()
 
 
 @pytest.fixture

@@ -78,3 +78,14 @@ def test_liveness_heartbeat_and_ping_when_in_doubt(db, settings):
     assert engine_alive(no_node.pk)  # nothing to ping: the heartbeat threshold decides
     assert not engine_alive(stopped.pk)
     assert not engine_alive("never:registered")
+
+
+def test_the_outbox_lists_unpublished_tasks_read_only(admin_client, locked):
+    from convergence.models import OutboxMessage
+
+    stack = locked[2].stack
+    OutboxMessage.objects.create(task="convergence.converge_nodes", args=[], stack=stack,
+                                 traversal_id="t1", due_at=timezone.now())
+    page = admin_client.get("/admin/convergence/outboxmessage/").content.decode()
+    assert "convergence.converge_nodes" in page and "t1" in page
+    assert admin_client.get("/admin/convergence/outboxmessage/add/").status_code == 403

@@ -2,7 +2,7 @@
 import pytest
 
 from heatweb.models import Project
-from stacks.forms import StackParametersForm, StackUpdateForm
+from stacks.pages.parameter_forms import StackParametersForm, StackUpdateForm
 from stacks.services import lifecycle
 
 TEMPLATE = {"heat_template_version": "2016-10-14",

@@ -16,6 +16,7 @@ from heatweb.exceptions import BadRequest, InvalidTemplate, RequestLimitExceeded
 from stacks.hot import Limits, Template, load_text
 from stacks.hot.loader import check_size
 from stacks.resources import registry
+from stacks.resources.stack import TemplateResource
 
 ENV_SECTIONS = {"parameters", "parameter_defaults", "resource_registry", "event_sinks",
                 "encrypted_param_names", "parameter_merge_strategies"}
@@ -106,8 +107,6 @@ def plugin_class_for_type(type_name, environment, files):
     if isinstance(mapped, str):
         type_name = mapped
     if type_name in files and not registry.has_type(type_name):
-        from stacks.resources.stack import TemplateResource
-
         return TemplateResource.for_file(type_name, files[type_name])
     return registry.get_plugin(type_name)
 
@@ -170,3 +169,27 @@ class _DefinitionCache:
 
 
 definition_cache = _DefinitionCache()
+
+
+def update_definition(stack, *, template, environment, parameters, files, patch,
+                      clear_parameters):
+    """The definition an update would converge to (PUT replaces, PATCH overlays)."""
+    old_raw = stack.raw_template
+    if patch:
+        old_env = dict(old_raw.environment or {})
+        given = normalize_environment(environment, parameters) if (environment or parameters) \
+            else {"parameters": {}}
+        merged = {k: v for k, v in (old_env.get("parameters") or {}).items()
+                  if k not in set(clear_parameters or ())}
+        merged.update(given.get("parameters") or {})
+        env = {**old_env, **{k: v for k, v in given.items() if k != "parameters"}}
+        env["parameters"] = merged
+        files = old_raw.files if files is None else {**old_raw.files, **files}
+        template = old_raw.template if template in (None, "", {}) else template
+    else:
+        env = normalize_environment(environment, parameters)
+        files = files or {}
+    parsed = parse_template(template, files)
+    definition = build_definition(parsed, environment=env, files=files, stack_name=stack.name,
+                                  stack_id=str(stack.pk), project_id=stack.project_id)
+    return definition, env, files

@@ -9,7 +9,9 @@ import json
 from django import forms
 
 from heatweb.exceptions import HeatError, ImmutableParameterModified
-from stacks.services.definitions import normalize_environment, parse_template
+from stacks.definitions import definition_cache, normalize_environment, parse_template, \
+    update_definition
+from stacks.services.parameters import check_immutable_parameters
 
 
 def _field(schema, *, immutable_note):
@@ -89,8 +91,6 @@ class StackUpdateForm(StackParametersForm):
     immutable_note = True
 
     def __init__(self, *args, stack, template=None, files=None, **kwargs):
-        from stacks.services.definitions import definition_cache
-
         self.stack = stack
         raw = stack.raw_template
         current = definition_cache.get(raw, stack).params
@@ -99,9 +99,6 @@ class StackUpdateForm(StackParametersForm):
                          initial_values={n: current[n] for n in current.schemas}, **kwargs)
 
     def clean(self):
-        from stacks.services.lifecycle import update_definition
-        from stacks.services.parameters import check_immutable_parameters
-
         cleaned = super().clean()
         if self.errors:
             return cleaned

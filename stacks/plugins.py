@@ -1,0 +1,93 @@
+"""Making a resource's plugin: the one way the engine, the selectors and signals do it.
+
+``NodeContext`` is what the plugins of one stack share (the stack, its
+definition, the cloud, the events being recorded); ``plugin_for`` makes
+the plugin of one resource row in it; ``InputLookup`` resolves
+``get_resource``/``get_attr`` from the data predecessors passed on.
+"""
+from dataclasses import dataclass, field
+
+from stacks.cloud import cloud_for_stack
+from stacks.definitions import definition_cache, plugin_class_for_type
+from stacks.resources.base import PluginContext
+
+
+@dataclass
+class NodeContext:
+    """What every node of one task shares: the stack, its definition, events."""
+
+    stack: object
+    traversal_id: str | None
+    definition: object
+    events: object
+    plugin_context: PluginContext
+    node: list | None = None  # the [entity_id, is_update] being run
+    node_input: dict | None = None  # the data its predecessors passed on
+    waits: list = field(default_factory=list)  # Waiter rows, stored by waiting.waits_flush
+
+    @property
+    def action(self):
+        return self.stack.action
+
+
+def plugin_context(stack):
+    return PluginContext(cloud=cloud_for_stack(stack), stack_id=str(stack.pk),
+                         stack_name=stack.name, project_id=stack.project_id,
+                         lock_reason=stack.lock_reason)
+
+
+def stack_context(stack, *, traversal_id=None, events=None, with_definition=True):
+    """A context for making plugins of ``stack`` outside a traversal (signals, reads)."""
+    definition = definition_cache.get(stack.raw_template, stack) if with_definition else None
+    return NodeContext(stack=stack, traversal_id=traversal_id, definition=definition,
+                       events=events, plugin_context=plugin_context(stack))
+
+
+class InputLookup:
+    """Resolves get_resource/get_attr from the data predecessors passed on."""
+
+    def __init__(self, input_data):
+        self.by_name = {d["name"]: d for d in input_data.values() if d}
+
+    @property
+    def requires(self):
+        return sorted(d["id"] for d in self.by_name.values())
+
+    def get_reference_id(self, name):
+        entry = self.by_name.get(name)
+        return entry["ref"] if entry else None
+
+    def get_attribute(self, name, attr, *path):
+        entry = self.by_name.get(name)
+        if not entry:
+            return None
+        value = entry["attrs"].get(attr)
+        for step in path:
+            try:
+                value = value[step if not isinstance(value, list) else int(step)]
+            except (KeyError, IndexError, TypeError, ValueError):
+                return None
+        return value
+
+
+def node_data(res, plugin):
+    """What a finished node passes to its successors (and outputs read)."""
+    return {"id": res.pk, "name": res.name, "ref": plugin.get_reference_id(),
+            "attrs": res.attributes_data}
+
+
+def plugin_class(ctx, res):
+    definition = ctx.definition
+    if definition and res.name in definition.resources \
+            and definition.resources[res.name].type == res.type:
+        return definition.plugins[res.name]
+    raw = ctx.stack.raw_template
+    return plugin_class_for_type(res.type, raw.environment, raw.files)
+
+
+def plugin_for(ctx, res, properties=None, cls=None):
+    """The plugin of resource row ``res`` (with ``properties`` instead of the stored ones)."""
+    cls = cls or plugin_class(ctx, res)
+    return cls(name=res.name, properties=res.properties_data if properties is None else properties,
+               context=ctx.plugin_context, physical_id=res.physical_resource_id or None,
+               data=dict(res.plugin_data or {}), resource_id=res.pk)

@@ -1,0 +1,168 @@
+"""heatweb driving the real cloud: every effect checked directly in Nova, Glance and Neutron."""
+import uuid
+
+import pytest
+from openstack import exceptions as os_exceptions
+
+from tests.openstack.conftest import wait_for, wait_stack
+
+pytestmark = pytest.mark.openstack
+
+
+def template(tag, *, server_props=None, metadata=None, other_user_data=""):
+    """A network, subnet, port and image, a server on that port, one on the network."""
+    server = {"image": {"get_resource": "image"}, "flavor": "m1.tiny",
+              "name": f"{tag}-web", "networks": [{"port": {"get_resource": "port"}}],
+              "metadata": metadata or {"role": "web"}, "user_data": "#!/bin/sh\necho hi\n",
+              "user_data_format": "RAW", **(server_props or {})}
+    return {
+        "heat_template_version": "2016-10-14",
+        "resources": {
+            "net": {"type": "OS::Neutron::Net", "properties": {"name": f"{tag}-net"}},
+            "subnet": {"type": "OS::Neutron::Subnet", "properties": {
+                "name": f"{tag}-subnet", "network": {"get_resource": "net"},
+                "cidr": "10.42.0.0/24"}},
+            "port": {"type": "OS::Neutron::Port", "depends_on": ["subnet"], "properties": {
+                "name": f"{tag}-port", "network": {"get_resource": "net"}}},
+            "image": {"type": "OS::Glance::Image", "properties": {
+                "name": f"{tag}-image", "data": "not really a disk\n", "disk_format": "raw",
+                "container_format": "bare"}},
+            "web": {"type": "OS::Nova::Server", "properties": server},
+            "other": {"type": "OS::Nova::Server", "depends_on": ["subnet"], "properties": {
+                "image": {"get_resource": "image"}, "flavor": "m1.tiny", "name": f"{tag}-other",
+                "networks": [{"network": {"get_resource": "net"}}],
+                "user_data": other_user_data}},
+        },
+        "outputs": {"address": {"value": {"get_attr": ["web", "first_address"]}},
+                    "port_ip": {"value": {"get_attr": ["port", "fixed_ips", 0, "ip_address"]}}},
+    }
+
+
+def physical(heat, stack_id):
+    return {r.resource_name: r.physical_resource_id for r in heat.resources.list(stack_id)}
+
+
+def outputs(heat, stack_id):
+    stack = heat.stacks.get(stack_id)
+    return {o["output_key"]: o["output_value"] for o in stack.outputs}
+
+
+def test_a_stack_of_network_port_image_and_servers_lives_in_the_cloud(member, cloud):
+    heat, tag = member.heat, f"os{uuid.uuid4().hex[:6]}"
+    stack_id = heat.stacks.create(stack_name=tag, template=template(tag))["stack"]["id"]
+    wait_stack(heat, stack_id, "CREATE_COMPLETE")
+    ids = physical(heat, stack_id)
+
+    server = cloud.compute.get_server(ids["web"])
+    assert (server.name, server.status) == (f"{tag}-web", "ACTIVE")
+    assert server.metadata["role"] == "web"
+    assert cloud.network.get_network(ids["net"]).name == f"{tag}-net"
+    assert cloud.network.get_subnet(ids["subnet"]).cidr == "10.42.0.0/24"
+    port = cloud.network.get_port(ids["port"])
+    assert (port.name, port.device_id) == (f"{tag}-port", ids["web"])
+    assert cloud.image.get_image(ids["image"]).name == f"{tag}-image"
+    address = port.fixed_ips[0]["ip_address"]
+    assert outputs(heat, stack_id) == {"address": address, "port_ip": address}
+    assert server.addresses[f"{tag}-net"][0]["addr"] == address
+
+    # Update in place: the server's name and metadata change, the server stays.
+    heat.stacks.update(stack_id, template=template(tag, server_props={"name": f"{tag}-renamed"},
+                                                   metadata={"role": "db"}))
+    wait_stack(heat, stack_id, "UPDATE_COMPLETE")
+    server = cloud.compute.get_server(ids["web"])
+    assert server.name == f"{tag}-renamed"
+    assert server.metadata["role"] == "db" and "heatweb_creation_key" in server.metadata
+
+    # Update with replacement: new user_data is a new server; the old one is deleted.
+    heat.stacks.update(stack_id, template=template(
+        tag, server_props={"name": f"{tag}-renamed"}, metadata={"role": "db"},
+        other_user_data="#!/bin/sh\necho v2\n"))
+    wait_stack(heat, stack_id, "UPDATE_COMPLETE")
+    new_id = physical(heat, stack_id)["other"]
+    assert new_id != ids["other"]
+    assert cloud.compute.get_server(new_id).status == "ACTIVE"
+    wait_for(lambda: cloud.compute.find_server(ids["other"]) is None, "the old server gone")
+
+    # Suspend and resume reach Nova.
+    heat.actions.suspend(stack_id)
+    wait_stack(heat, stack_id, "SUSPEND_COMPLETE")
+    assert {cloud.compute.get_server(i).status for i in (new_id, ids["web"])} == {"SUSPENDED"}
+    heat.actions.resume(stack_id)
+    wait_stack(heat, stack_id, "RESUME_COMPLETE")
+    assert {cloud.compute.get_server(i).status for i in (new_id, ids["web"])} == {"ACTIVE"}
+
+    # Delete removes every object.
+    ids = physical(heat, stack_id)
+    heat.stacks.delete(stack_id)
+    wait_stack(heat, stack_id, "DELETE_COMPLETE")
+    assert cloud.compute.find_server(ids["web"]) is None
+    assert cloud.compute.find_server(ids["other"]) is None
+    assert cloud.image.find_image(ids["image"]) is None
+    for kind in ("port", "subnet", "network"):
+        assert getattr(cloud.network, f"find_{kind}")(ids[kind if kind != "network" else "net"]) \
+            is None
+
+
+def test_lock_all_is_enforced_by_the_cloud_and_unlock_restores_prior_state(member, cloud):
+    heat, tag = member.heat, f"lk{uuid.uuid4().hex[:6]}"
+    stack_id = heat.stacks.create(stack_name=tag, template=template(tag))["stack"]["id"]
+    wait_stack(heat, stack_id, "CREATE_COMPLETE")
+    ids = physical(heat, stack_id)
+    cloud.compute.lock_server(ids["other"], locked_reason="kept by ops")
+
+    member.action(tag, stack_id, {"lock": {"level": "all"}, "reason": "DB maintenance"})
+    wait_for(lambda: cloud.compute.get_server(ids["web"]).is_locked, "the server locked")
+    web = cloud.compute.get_server(ids["web"])
+    assert web.locked_reason == f"heatweb stack {tag} locked: DB maintenance"
+    assert cloud.image.get_image(ids["image"]).is_protected is True
+    with pytest.raises(os_exceptions.ConflictException, match="is locked"):
+        cloud.compute.delete_server(ids["web"])
+    with pytest.raises(os_exceptions.ForbiddenException):
+        cloud.image.delete_image(ids["image"])
+    assert cloud.compute.get_server(ids["other"]).locked_reason == "kept by ops"
+
+    member.action(tag, stack_id, {"unlock": None})
+    wait_for(lambda: not cloud.compute.get_server(ids["web"]).is_locked, "the server unlocked")
+    wait_for(lambda: not cloud.image.get_image(ids["image"]).is_protected, "image unprotected")
+    other = cloud.compute.get_server(ids["other"])
+    assert (other.is_locked, other.locked_reason) == (True, "kept by ops")
+
+    cloud.compute.unlock_server(ids["other"])
+    heat.stacks.delete(stack_id)
+    wait_stack(heat, stack_id, "DELETE_COMPLETE")
+
+
+def test_a_server_nova_puts_in_error_fails_with_novas_fault(member, cloud):
+    heat, tag = member.heat, f"er{uuid.uuid4().hex[:6]}"
+    body = {"heat_template_version": "2016-10-14", "resources": {"big": {
+        "type": "OS::Nova::Server",
+        "properties": {"image": "heatweb-tiny", "flavor": "m1.huge", "name": f"{tag}-big"}}}}
+    stack_id = heat.stacks.create(stack_name=tag, template=body)["stack"]["id"]
+    stack = wait_stack(heat, stack_id, "CREATE_FAILED")
+    assert "Went to status ERROR due to \"Message: No valid host was found." in \
+        stack.stack_status_reason
+    server = cloud.compute.get_server(physical(heat, stack_id)["big"])
+    assert server.status == "ERROR" and "No valid host" in server.fault["message"]
+    heat.stacks.delete(stack_id)
+    wait_stack(heat, stack_id, "DELETE_COMPLETE")
+
+
+def test_check_reports_an_object_deleted_behind_heatwebs_back(member, cloud):
+    heat, tag = member.heat, f"ck{uuid.uuid4().hex[:6]}"
+    body = {"heat_template_version": "2016-10-14", "resources": {
+        "net": {"type": "OS::Neutron::Net", "properties": {"name": f"{tag}-net"}},
+        "group": {"type": "OS::Neutron::SecurityGroup", "properties": {
+            "name": f"{tag}-sg", "rules": [{"protocol": "tcp", "port_range_min": 22,
+                                            "port_range_max": 22}]}}}}
+    stack_id = heat.stacks.create(stack_name=tag, template=body)["stack"]["id"]
+    wait_stack(heat, stack_id, "CREATE_COMPLETE")
+    ids = physical(heat, stack_id)
+    rules = cloud.network.get_security_group(ids["group"]).security_group_rules
+    assert [(r["protocol"], r["port_range_min"]) for r in rules] == [("tcp", 22)]
+
+    cloud.network.delete_network(ids["net"])
+    heat.actions.check(stack_id)
+    stack = wait_stack(heat, stack_id, "CHECK_FAILED")
+    assert f"The network {ids['net']} could not be found" in stack.stack_status_reason
+    heat.stacks.delete(stack_id)
+    wait_stack(heat, stack_id, "DELETE_COMPLETE")
