@@ -49,7 +49,7 @@ def db(service, code):
 def test_killed_workers_waiting_resource_is_polled_on_and_the_stack_completes(service, hc):
     template = {"heat_template_version": "2016-10-14", "resources": {
         "slow": {"type": "OS::Heat::TestResource",
-                 "properties": {"value": "v", "action_wait_secs": {"create": 4}}},
+                 "properties": {"value": "v", "action_wait_secs": {"create": 20}}},
         "after": {"type": "OS::Heat::Value", "depends_on": "slow",
                   "properties": {"value": {"get_attr": ["slow", "output"]}}}},
         "outputs": {"v": {"value": {"get_attr": ["after", "value"]}}}}
