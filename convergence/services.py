@@ -77,7 +77,7 @@ def traversal_begin(stack, *, traversal_id, graph, reason):
     if stack.timeout_mins:
         # Counted from the action's start: a restarted traversal keeps its deadline.
         started = stack.action_started_at or timezone.now()
-        left = stack.timeout_mins * 60 - (timezone.now() - started).total_seconds()
+        left = stack.timeout_mins * settings.HEATWEB["MINUTE_SECONDS"] - (timezone.now() - started).total_seconds()
         outbox_add([("convergence.stack_timeout", [stack_id, traversal_id])],
                    stack_id=stack_id, traversal_id=traversal_id, delay_seconds=max(left, 0.001))
     if stack.action == "ROLLBACK":

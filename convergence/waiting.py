@@ -69,7 +69,8 @@ def wait_since(res, action):
 def _deadline(stack):
     if not stack.timeout_mins or stack.action_started_at is None:
         return None
-    return stack.action_started_at.timestamp() + stack.timeout_mins * 60
+    return stack.action_started_at.timestamp() + \
+        stack.timeout_mins * settings.HEATWEB["MINUTE_SECONDS"]
 
 
 # Registering --------------------------------------------------------------------------

@@ -215,6 +215,8 @@ HEATWEB = {
     "MAX_VALUE_BYTES": _env_int("HEATWEB_MAX_VALUE_BYTES", 1024 * 1024),
     "MAX_RESOLVED_BYTES": _env_int("HEATWEB_MAX_RESOLVED_BYTES", 4 * 1024 * 1024),
     "MAX_TIMEOUT_MINS": _env_int("HEATWEB_MAX_TIMEOUT_MINS", 7 * 24 * 60),
+    # How long one minute of timeout_mins lasts, in seconds: tests shorten it.
+    "MINUTE_SECONDS": float(os.environ.get("HEATWEB_MINUTE_SECONDS", 60)),
     "TOKEN_TTL_HOURS": int(os.environ.get("HEATWEB_TOKEN_TTL_HOURS", 24 * 30)),
     "POLL_INTERVAL": float(os.environ.get("HEATWEB_POLL_INTERVAL", 0.5)),
     "BATCH_SIZE": int(os.environ.get("HEATWEB_BATCH_SIZE", 50)),

@@ -254,7 +254,7 @@ class SoftwareDeploymentResource(ResourcePlugin):
         since = time.time()
         # Not "until": the engine would take that for a timed wait and look only then.
         return {"action": action, "wait": True, "waiting_since": since,
-                "deadline": since + 60 * self._timeout_mins()}
+                "deadline": since + settings.HEATWEB["MINUTE_SECONDS"] * self._timeout_mins()}
 
     def _timeout_mins(self):
         """The stack's timeout, else the default one (Heat's default stack timeout)."""

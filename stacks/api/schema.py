@@ -22,7 +22,7 @@ STACK_BODY = {
     "parameters": s.DictField(required=False),
     "environment": JSON(required=False),
     "files": s.DictField(child=s.CharField(), required=False),
-    "timeout_mins": s.FloatField(required=False),
+    "timeout_mins": s.IntegerField(required=False, min_value=1),
     "disable_rollback": s.BooleanField(required=False, default=True),
     "tags": JSON(required=False),
 }
@@ -62,7 +62,7 @@ OUTPUT = _obj("StackOutput", {
     "output_error": s.CharField(required=False)})
 STACK_DETAIL = _obj("StackDetail", {
     **STACK_SUMMARY_FIELDS, "template_description": JSON(allow_null=True),
-    "disable_rollback": s.BooleanField(), "timeout_mins": s.FloatField(allow_null=True),
+    "disable_rollback": s.BooleanField(), "timeout_mins": s.IntegerField(allow_null=True),
     "capabilities": s.ListField(child=JSON()), "notification_topics": s.ListField(child=JSON()),
     "parameters": s.DictField(child=s.CharField(allow_blank=True)),
     "outputs": s.ListField(child=OUTPUT)})

@@ -338,8 +338,8 @@ def test_lone_surrogate_in_yaml_text(live_service, api):
     refused_create(live_service, api, text, 400, "InvalidInput", "NUL")
 
 
-@pytest.mark.parametrize("timeout", ["inf", "nan", 1e308, "-1", 0, True, "1e400"])
-def test_timeout_mins_must_be_a_bounded_positive_number(live_service, api, timeout):
+@pytest.mark.parametrize("timeout", ["inf", "nan", 1e308, "-1", 0, True, "1e400", 1.5, "0.02"])
+def test_timeout_mins_must_be_a_bounded_positive_integer(live_service, api, timeout):
     refused_create(live_service, api, GOOD, 400, "BadRequest", "timeout_mins",
                    timeout_mins=timeout)
 

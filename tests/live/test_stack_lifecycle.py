@@ -8,6 +8,8 @@ import pytest
 from heatclient import client as heat_client_module
 from heatclient import exc as heat_exc
 
+from tests.conftest import LiveService
+
 pytestmark = pytest.mark.live
 
 MIXED = """
@@ -221,11 +223,22 @@ def test_rollback_on_create_failure(hc):
     assert list(hc.resources.list(sid)) == []
 
 
-def test_timeout_fails_the_stack(hc):
+@pytest.fixture(scope="module")
+def one_second_minutes(tmp_path_factory):
+    """A service of its own where a minute of timeout_mins lasts one second."""
+    service = LiveService(tmp_path_factory.mktemp("minute"), name="minute", workers=1,
+                          HEATWEB_MINUTE_SECONDS="1").start()
+    yield service
+    service.stop()
+
+
+def test_timeout_fails_the_stack(one_second_minutes):
+    hc = one_second_minutes.heat()
     template = {"heat_template_version": "2016-10-14", "resources": {
         "slow": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 120}}}}
-    _, sid = create(hc, template, timeout_mins=0.02)
-    stack = wait_stack(hc, sid, "CREATE_FAILED", timeout=30)
+    _, sid = create(hc, template, timeout_mins=2)
+    assert hc.stacks.get(sid).timeout_mins == 2
+    stack = wait_stack(hc, sid, "CREATE_FAILED", timeout=60)
     assert stack.stack_status_reason == "Timed out"
 
 
