@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from django.db.models import F
 from django_fsm import TransitionNotAllowed
 
-from convergence.engines import engine_id
+from convergence import waiting
+from convergence.engines import engine_alive, engine_id
+from convergence.recovery import lock_break, resume_waiting
 from heatweb.exceptions import HeatError
 from stacks.models import Resource
 from stacks.models import states as st
@@ -75,9 +77,6 @@ def _locked_elsewhere(res):
     the cloud: a live engine polls on (and retriggers). Dead while
     starting the action: break its lock and run the node again.
     """
-    from convergence.engines import engine_alive
-    from convergence.recovery import lock_break, resume_waiting
-
     fresh = Resource.objects.filter(pk=res.pk).first()
     if fresh is None:
         return DONE_EMPTY
@@ -162,8 +161,6 @@ def action_check(ctx, res, action, plugin, *, cookie, props, pending, entity=Non
 
 def _wait(ctx, res, action, plugin, *, cookie, props, pending, entity):
     """Leave the action waiting: no task per resource, a poll round checks it (waiting.py)."""
-    from convergence import waiting
-
     res.action_cookie = {"action": action, "cookie": waiting.unobserved(cookie), "props": props,
                          "pending": pending, "entity": entity or ctx.node,
                          "traversal": ctx.traversal_id,

@@ -10,6 +10,7 @@ from convergence.engines import engine_id
 from convergence.services import nodes_enqueue, propagate, retrigger, traversal_complete, \
     traversal_fail
 from convergence.sync_points import node_key, sync_points_for
+from convergence.waiting import waits_flush
 from heatweb.exceptions import HeatError
 from stacks.definitions import definition_cache
 from stacks.models import Resource, Stack
@@ -33,8 +34,6 @@ def _context(stack, traversal_id):
 
 def _flush(ctx):
     """Write the task's buffered events and waiters."""
-    from convergence.waiting import waits_flush
-
     ctx.events.flush()
     waits_flush(ctx)
 
