@@ -6,6 +6,7 @@ class StacksConfig(AppConfig):
     verbose_name = "Stacks"
 
     def ready(self):
+        # Imported here, not at the top: they load models, so the app registry must be ready.
         # Register every built-in resource plugin, including the nested-stack ones.
         import stacks.resources  # noqa: F401
         import stacks.resources.stack  # noqa: F401
