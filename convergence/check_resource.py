@@ -44,7 +44,7 @@ DONE_EMPTY = Outcome("done")
 
 # Running one action --------------------------------------------------------------
 
-def _lock_and_begin(ctx, res, action, *, plugin):
+def _lock_and_begin(ctx, res, *, action, plugin):
     """Take the resource lock and move to ACTION_IN_PROGRESS in one UPDATE.
 
     The lock records the node and its input (``action_cookie`` without a
@@ -127,12 +127,12 @@ def _save_after_lock_broken(res, fields):
                 physical_id)
 
 
-def action_start(ctx, res, action, plugin, *, props=None, pending=None, args=()):
+def action_start(ctx, res, *, action, plugin, props=None, pending=None, args=()):
     if res.engine_id is not None or (res.status == st.IN_PROGRESS and action not in
                                       STATELESS_ACTIONS):
         return _locked_elsewhere(res)  # another engine is working on it
     try:
-        if not _lock_and_begin(ctx, res, action, plugin=plugin):
+        if not _lock_and_begin(ctx, res, action=action, plugin=plugin):
             return _locked_elsewhere(res)
     except TransitionNotAllowed:
         return Outcome("failed", reason=(
@@ -142,24 +142,24 @@ def action_start(ctx, res, action, plugin, *, props=None, pending=None, args=())
     try:
         cookie = getattr(plugin, f"handle_{action.lower()}")(*args)
     except Exception as error:  # noqa: BLE001 - any plugin error fails the resource
-        return action_fail(ctx, res, action, error)
-    return action_check(ctx, res, action, plugin, cookie=cookie, props=props,
+        return action_fail(ctx, res, action=action, error=error)
+    return action_check(ctx, res, action=action, plugin=plugin, cookie=cookie, props=props,
                         pending=pending or {})
 
 
-def action_check(ctx, res, action, plugin, *, cookie, props, pending, entity=None):
+def action_check(ctx, res, *, action, plugin, cookie, props, pending, entity=None):
     try:
         done = getattr(plugin, f"check_{action.lower()}_complete")(cookie)
     except Exception as error:  # noqa: BLE001
-        return action_fail(ctx, res, action, error)
+        return action_fail(ctx, res, action=action, error=error)
     if not done:
-        _wait(ctx, res, action, plugin, cookie=cookie, props=props, pending=pending,
+        _wait(ctx, res, action=action, plugin=plugin, cookie=cookie, props=props, pending=pending,
               entity=entity)
         return Outcome("waiting")
-    return action_finish(ctx, res, plugin, props=props, pending=pending)
+    return action_finish(ctx, res, plugin=plugin, props=props, pending=pending)
 
 
-def _wait(ctx, res, action, plugin, *, cookie, props, pending, entity):
+def _wait(ctx, res, *, action, plugin, cookie, props, pending, entity):
     """Leave the action waiting: no task per resource, a poll round checks it (waiting.py)."""
     res.action_cookie = {"action": action, "cookie": waiting.unobserved(cookie), "props": props,
                          "pending": pending, "entity": entity or ctx.node,
@@ -173,10 +173,10 @@ def _wait(ctx, res, action, plugin, *, cookie, props, pending, entity):
         res.physical_resource_id = plugin.physical_id or ""
         _save_after_lock_broken(res, {"physical_resource_id": res.physical_resource_id})
         return
-    waiting.wait_add(ctx, res, cookie)
+    waiting.wait_add(ctx, res, cookie=cookie)
 
 
-def action_finish(ctx, res, plugin, *, props, pending):
+def action_finish(ctx, res, *, plugin, props, pending):
     action = pending.get("stateless_action") or res.action
     if action not in STATELESS_ACTIONS:
         res.mark_complete()
@@ -209,7 +209,7 @@ def _attributes(plugin):
         return {}
 
 
-def action_fail(ctx, res, action, error):
+def action_fail(ctx, res, *, action, error):
     if action not in STATELESS_ACTIONS:
         res.mark_failed()
     # A create that failed (not one whose engine died) is retried with a new object.

@@ -77,7 +77,7 @@ def _deadline(stack):
 
 # Registering --------------------------------------------------------------------------
 
-def wait_add(ctx, res, cookie):
+def wait_add(ctx, res, *, cookie):
     """Record that ``res`` waits; written by ``waits_flush`` when the task's work is saved."""
     now = time.time()
     since = res.action_cookie["since"]
@@ -122,7 +122,7 @@ def _due(waiter, now):
 
 # The round's single task ------------------------------------------------------------------
 
-def _enqueue_round(project_id, token, countdown):
+def _enqueue_round(project_id, token, *, countdown):
     from convergence import tasks  # cycle: convergence.tasks imports this module
 
     transaction.on_commit(lambda: tasks.poll_round.apply_async(
@@ -147,7 +147,7 @@ def round_ensure(project_id, *, countdown):
                 return  # another engine scheduled it just now
         else:
             PollRound.objects.filter(pk=project_id).update(token=token, due_at=due)
-        _enqueue_round(project_id, token, countdown)
+        _enqueue_round(project_id, token, countdown=countdown)
 
 
 def _round_reschedule(project_id, token):
@@ -167,7 +167,7 @@ def _round_reschedule(project_id, token):
             return
         countdown = max(SLACK_SECONDS, min(dues) - now)
         PollRound.objects.filter(pk=project_id).update(due_at=now + countdown)
-        _enqueue_round(project_id, token, countdown)
+        _enqueue_round(project_id, token, countdown=countdown)
 
 
 def round_run(project_id, token):
