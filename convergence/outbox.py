@@ -18,7 +18,6 @@ from django.db.models import Q
 from django.utils import timezone
 
 from convergence.models import OutboxMessage
-from heatweb.celery import app
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +63,8 @@ def outbox_discard(traversal_id):
 
 
 def _publish_claimed(token):
+    from heatweb.celery import app
+
     rows = list(OutboxMessage.objects.filter(claimed_by=token).values_list("pk", "task", "args"))
     published = []
     try:
