@@ -18,6 +18,10 @@ DATA_DIR = Path(os.environ.get("HEATWEB_DATA_DIR", BASE_DIR / "var")).resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 
+def _env_float(name, default):
+    return float(os.environ.get(name, default))
+
+
 def _env_bool(name, default=False):
     return os.environ.get(name, str(default)).lower() in ("1", "true", "yes", "on")
 
@@ -142,7 +146,7 @@ BROKER_DIR = DATA_DIR / "broker"
 # twice the dead-engine window; a longer task may run twice, which is safe
 # (every task is idempotent and resources are locked).
 BROKER_VISIBILITY_TIMEOUT = float(os.environ.get("CELERY_VISIBILITY_TIMEOUT") or
-                                 2 * float(os.environ.get("HEATWEB_DEAD_AFTER", 30)))
+                                 2 * _env_float("HEATWEB_DEAD_AFTER", 30))
 # heatwebfs:// is kombu's filesystem transport made atomic (heatweb/broker.py).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "heatwebfs://")
 if CELERY_BROKER_URL.startswith(("heatwebfs", "filesystem")):
@@ -155,7 +159,7 @@ if CELERY_BROKER_URL.startswith(("heatwebfs", "filesystem")):
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
         # How often an idle worker looks for new task files (kombu's default is 1 s).
-        "polling_interval": float(os.environ.get("HEATWEB_BROKER_POLL", 0.1)),
+        "polling_interval": _env_float("HEATWEB_BROKER_POLL", 0.1),
         "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
     }
 else:
@@ -195,6 +199,7 @@ def _env_int(name, default):
     return int(os.environ.get(name, default))
 
 
+
 # Budgets: every one is checked before the work it bounds, and refused with a
 # 400 or 413 in Heat's error format (README, "Limits").
 HEATWEB = {
@@ -216,48 +221,48 @@ HEATWEB = {
     "MAX_RESOLVED_BYTES": _env_int("HEATWEB_MAX_RESOLVED_BYTES", 4 * 1024 * 1024),
     "MAX_TIMEOUT_MINS": _env_int("HEATWEB_MAX_TIMEOUT_MINS", 7 * 24 * 60),
     # How long one minute of timeout_mins lasts, in seconds: tests shorten it.
-    "MINUTE_SECONDS": float(os.environ.get("HEATWEB_MINUTE_SECONDS", 60)),
+    "MINUTE_SECONDS": _env_float("HEATWEB_MINUTE_SECONDS", 60),
     "TOKEN_TTL_HOURS": int(os.environ.get("HEATWEB_TOKEN_TTL_HOURS", 24 * 30)),
-    "POLL_INTERVAL": float(os.environ.get("HEATWEB_POLL_INTERVAL", 0.5)),
+    "POLL_INTERVAL": _env_float("HEATWEB_POLL_INTERVAL", 0.5),
     "BATCH_SIZE": int(os.environ.get("HEATWEB_BATCH_SIZE", 50)),
-    "ENGINE_HEARTBEAT_SECONDS": float(os.environ.get("HEATWEB_HEARTBEAT", 10)),
-    "ENGINE_DEAD_AFTER_SECONDS": float(os.environ.get("HEATWEB_DEAD_AFTER", 30)),
+    "ENGINE_HEARTBEAT_SECONDS": _env_float("HEATWEB_HEARTBEAT", 10),
+    "ENGINE_DEAD_AFTER_SECONDS": _env_float("HEATWEB_DEAD_AFTER", 30),
     # The heartbeat thread runs the recovery sweep every N beats; a stack in
     # progress with no live engine and no event for STALL_SECONDS is failed.
     "SWEEP_EVERY_BEATS": int(os.environ.get("HEATWEB_SWEEP_EVERY_BEATS", 1)),
     # Engines publish outbox messages left behind by a dead writer every
     # RELAY_SECONDS; a writer's own claim on what it just wrote lasts
     # OUTBOX_CLAIM_SECONDS (convergence/outbox.py).
-    "RELAY_SECONDS": float(os.environ.get("HEATWEB_RELAY_SECONDS", 1)),
-    "OUTBOX_CLAIM_SECONDS": float(os.environ.get("HEATWEB_OUTBOX_CLAIM_SECONDS", 5)),
+    "RELAY_SECONDS": _env_float("HEATWEB_RELAY_SECONDS", 1),
+    "OUTBOX_CLAIM_SECONDS": _env_float("HEATWEB_OUTBOX_CLAIM_SECONDS", 5),
     # A stack in progress that nobody worked on for RESTART_AFTER_SECONDS (a
     # task was lost between two nodes) has its action started over in a new
     # traversal; after the broker's visibility timeout had its chance.
     "RESTART_AFTER_SECONDS": float(os.environ.get("HEATWEB_RESTART_AFTER") or
-                                   3 * float(os.environ.get("HEATWEB_DEAD_AFTER", 30))),
-    "STALL_SECONDS": float(os.environ.get("HEATWEB_STALL_SECONDS", 300)),
+                                   3 * _env_float("HEATWEB_DEAD_AFTER", 30)),
+    "STALL_SECONDS": _env_float("HEATWEB_STALL_SECONDS", 300),
     "PUBLIC_URL": PUBLIC_URL,
     # A create repeated (same user, name and request) within this many seconds
     # gets the stack the first one made instead of 409 (stacks/services/create_replay.py).
-    "CREATE_REPLAY_SECONDS": float(os.environ.get("HEATWEB_CREATE_REPLAY_SECONDS", 600)),
+    "CREATE_REPLAY_SECONDS": _env_float("HEATWEB_CREATE_REPLAY_SECONDS", 600),
     # Simulated cloud latency (seconds; 0 = instant): until a new server is
     # ACTIVE, until a deleted one is gone, until suspend/resume take effect,
     # and the round trip added to every cloud API call.
-    "SIM_BOOT_SECONDS": float(os.environ.get("HEATWEB_SIM_BOOT_SECONDS", 0)),
-    "SIM_DELETE_SECONDS": float(os.environ.get("HEATWEB_SIM_DELETE_SECONDS", 0)),
-    "SIM_SUSPEND_SECONDS": float(os.environ.get("HEATWEB_SIM_SUSPEND_SECONDS", 0)),
-    "SIM_RESUME_SECONDS": float(os.environ.get("HEATWEB_SIM_RESUME_SECONDS", 0)),
-    "SIM_API_SECONDS": float(os.environ.get("HEATWEB_SIM_API_SECONDS", 0)),
+    "SIM_BOOT_SECONDS": _env_float("HEATWEB_SIM_BOOT_SECONDS", 0),
+    "SIM_DELETE_SECONDS": _env_float("HEATWEB_SIM_DELETE_SECONDS", 0),
+    "SIM_SUSPEND_SECONDS": _env_float("HEATWEB_SIM_SUSPEND_SECONDS", 0),
+    "SIM_RESUME_SECONDS": _env_float("HEATWEB_SIM_RESUME_SECONDS", 0),
+    "SIM_API_SECONDS": _env_float("HEATWEB_SIM_API_SECONDS", 0),
     # How long server_create takes to answer once the server exists (a caller
     # that dies meanwhile leaves a server it does not know the id of).
-    "SIM_CREATE_SECONDS": float(os.environ.get("HEATWEB_SIM_CREATE_SECONDS", 0)),
+    "SIM_CREATE_SECONDS": _env_float("HEATWEB_SIM_CREATE_SECONDS", 0),
     # Waiting resources are polled together, one round per project: the
     # interval grows from WAIT_MIN to WAIT_MAX seconds as a wait gets longer.
-    "WAIT_MIN_SECONDS": float(os.environ.get("HEATWEB_WAIT_MIN_SECONDS", 1)),
-    "WAIT_MAX_SECONDS": float(os.environ.get("HEATWEB_WAIT_MAX_SECONDS", 10)),
+    "WAIT_MIN_SECONDS": _env_float("HEATWEB_WAIT_MIN_SECONDS", 1),
+    "WAIT_MAX_SECONDS": _env_float("HEATWEB_WAIT_MAX_SECONDS", 10),
     # How long a software deployment waits for its agent's signal when its stack
     # has no timeout_mins (Heat's default stack timeout).
-    "DEPLOYMENT_TIMEOUT_MINS": float(os.environ.get("HEATWEB_DEPLOYMENT_TIMEOUT_MINS", 60)),
+    "DEPLOYMENT_TIMEOUT_MINS": _env_float("HEATWEB_DEPLOYMENT_TIMEOUT_MINS", 60),
     # The cloud behind physical resources: "simulated" (default, in this
     # service's database) or "openstack" (openstacksdk; the connection from
     # clouds.yaml's OS_CLOUD or the OS_* variables, as for OpenStack's tools).
