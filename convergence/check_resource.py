@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from django.db.models import F
 from django_fsm import TransitionNotAllowed
 
-from convergence.engines import engine_id
+from convergence import waiting
+from convergence.engines import engine_alive, engine_id
+from convergence.recovery import lock_break, resume_waiting
 from heatweb.exceptions import HeatError
 from stacks.models import Resource
 from stacks.models import states as st
@@ -42,7 +44,7 @@ DONE_EMPTY = Outcome("done")
 
 # Running one action --------------------------------------------------------------
 
-def _lock_and_begin(ctx, res, action, *, plugin):
+def _lock_and_begin(ctx, res, *, action, plugin):
     """Take the resource lock and move to ACTION_IN_PROGRESS in one UPDATE.
 
     The lock records the node and its input (``action_cookie`` without a
@@ -75,9 +77,6 @@ def _locked_elsewhere(res):
     the cloud: a live engine polls on (and retriggers). Dead while
     starting the action: break its lock and run the node again.
     """
-    from convergence.engines import engine_alive
-    from convergence.recovery import lock_break, resume_waiting
-
     fresh = Resource.objects.filter(pk=res.pk).first()
     if fresh is None:
         return DONE_EMPTY
@@ -128,12 +127,12 @@ def _save_after_lock_broken(res, fields):
                 physical_id)
 
 
-def action_start(ctx, res, action, plugin, *, props=None, pending=None, args=()):
+def action_start(ctx, res, *, action, plugin, props=None, pending=None, args=()):
     if res.engine_id is not None or (res.status == st.IN_PROGRESS and action not in
                                       STATELESS_ACTIONS):
         return _locked_elsewhere(res)  # another engine is working on it
     try:
-        if not _lock_and_begin(ctx, res, action, plugin=plugin):
+        if not _lock_and_begin(ctx, res, action=action, plugin=plugin):
             return _locked_elsewhere(res)
     except TransitionNotAllowed:
         return Outcome("failed", reason=(
@@ -143,27 +142,25 @@ def action_start(ctx, res, action, plugin, *, props=None, pending=None, args=())
     try:
         cookie = getattr(plugin, f"handle_{action.lower()}")(*args)
     except Exception as error:  # noqa: BLE001 - any plugin error fails the resource
-        return action_fail(ctx, res, action, error)
-    return action_check(ctx, res, action, plugin, cookie=cookie, props=props,
+        return action_fail(ctx, res, action=action, error=error)
+    return action_check(ctx, res, action=action, plugin=plugin, cookie=cookie, props=props,
                         pending=pending or {})
 
 
-def action_check(ctx, res, action, plugin, *, cookie, props, pending, entity=None):
+def action_check(ctx, res, *, action, plugin, cookie, props, pending, entity=None):
     try:
         done = getattr(plugin, f"check_{action.lower()}_complete")(cookie)
     except Exception as error:  # noqa: BLE001
-        return action_fail(ctx, res, action, error)
+        return action_fail(ctx, res, action=action, error=error)
     if not done:
-        _wait(ctx, res, action, plugin, cookie=cookie, props=props, pending=pending,
+        _wait(ctx, res, action=action, plugin=plugin, cookie=cookie, props=props, pending=pending,
               entity=entity)
         return Outcome("waiting")
-    return action_finish(ctx, res, plugin, props=props, pending=pending)
+    return action_finish(ctx, res, plugin=plugin, props=props, pending=pending)
 
 
-def _wait(ctx, res, action, plugin, *, cookie, props, pending, entity):
+def _wait(ctx, res, *, action, plugin, cookie, props, pending, entity):
     """Leave the action waiting: no task per resource, a poll round checks it (waiting.py)."""
-    from convergence import waiting
-
     res.action_cookie = {"action": action, "cookie": waiting.unobserved(cookie), "props": props,
                          "pending": pending, "entity": entity or ctx.node,
                          "traversal": ctx.traversal_id,
@@ -176,10 +173,10 @@ def _wait(ctx, res, action, plugin, *, cookie, props, pending, entity):
         res.physical_resource_id = plugin.physical_id or ""
         _save_after_lock_broken(res, {"physical_resource_id": res.physical_resource_id})
         return
-    waiting.wait_add(ctx, res, cookie)
+    waiting.wait_add(ctx, res, cookie=cookie)
 
 
-def action_finish(ctx, res, plugin, *, props, pending):
+def action_finish(ctx, res, *, plugin, props, pending):
     action = pending.get("stateless_action") or res.action
     if action not in STATELESS_ACTIONS:
         res.mark_complete()
@@ -212,7 +209,7 @@ def _attributes(plugin):
         return {}
 
 
-def action_fail(ctx, res, action, error):
+def action_fail(ctx, res, *, action, error):
     if action not in STATELESS_ACTIONS:
         res.mark_failed()
     # A create that failed (not one whose engine died) is retried with a new object.

@@ -21,6 +21,10 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
+from convergence.models import Engine
+from convergence.outbox import outbox_relay
+from heatweb.celery import app
+
 log = logging.getLogger(__name__)
 _identity = {}
 
@@ -35,8 +39,6 @@ def engine_id():
 
 
 def _register(ident, pid):
-    from convergence.models import Engine
-
     node = os.environ.get("HEATWEB_WORKER_NODE") or socket.gethostname()
     Engine.objects.update_or_create(
         pk=ident, defaults={"hostname": node, "pid": pid,
@@ -65,15 +67,12 @@ def _every(pid, seconds, work):
 
 
 def _beat(ident):
-    from convergence.models import Engine
-
     Engine.objects.filter(pk=ident).update(last_heartbeat=timezone.now())
 
 
 def _recovery_tick():
     """Relay the outbox every tick; sweep every ``SWEEP_EVERY_BEATS`` heartbeat intervals."""
-    from convergence.outbox import outbox_relay
-    from convergence.recovery import sweep
+    from convergence.recovery import sweep  # cycle: convergence.recovery imports this module
 
     sweep_every = settings.HEATWEB["ENGINE_HEARTBEAT_SECONDS"] * \
         settings.HEATWEB.get("SWEEP_EVERY_BEATS", 1)
@@ -95,8 +94,6 @@ def engine_alive(ident):
     its worker is pinged through Celery's control channel: no answer within
     a second means dead now rather than later.
     """
-    from convergence.models import Engine
-
     if ident == _identity.get("id") and _identity.get("pid") == os.getpid():
         return True
     engine = Engine.objects.filter(pk=ident).only("hostname", "last_heartbeat",
@@ -117,8 +114,6 @@ def engine_row_alive(engine):
 
 
 def _worker_answers(node):
-    from heatweb.celery import app
-
     try:
         return bool(app.control.ping(destination=[node], timeout=1.0))
     except Exception:  # noqa: BLE001 - an unreachable broker is no proof of death
@@ -127,8 +122,6 @@ def _worker_answers(node):
 
 
 def dead_engines():
-    from convergence.models import Engine
-
     limit = timezone.now() - timedelta(seconds=settings.HEATWEB["ENGINE_DEAD_AFTER_SECONDS"])
     return list(Engine.objects.filter(stopped_at__isnull=True, last_heartbeat__lt=limit)
                 .values_list("pk", flat=True))
@@ -136,7 +129,5 @@ def dead_engines():
 
 def live_engines():
     """Ids of engines not stopped that beat within the dead-engine window (a queryset)."""
-    from convergence.models import Engine
-
     limit = timezone.now() - timedelta(seconds=settings.HEATWEB["ENGINE_DEAD_AFTER_SECONDS"])
     return Engine.objects.filter(stopped_at__isnull=True, last_heartbeat__gte=limit).values("pk")

@@ -10,6 +10,7 @@ from convergence.engines import engine_id
 from convergence.services import nodes_enqueue, propagate, retrigger, traversal_complete, \
     traversal_fail
 from convergence.sync_points import node_key, sync_points_for
+from convergence.waiting import waits_flush
 from heatweb.exceptions import HeatError
 from stacks.definitions import definition_cache
 from stacks.models import Resource, Stack
@@ -33,8 +34,6 @@ def _context(stack, traversal_id):
 
 def _flush(ctx):
     """Write the task's buffered events and waiters."""
-    from convergence.waiting import waits_flush
-
     ctx.events.flush()
     waits_flush(ctx)
 
@@ -57,7 +56,7 @@ def _still_current(stack_id, traversal_id):
                                 state__in=st.IN_PROGRESS_STATES).exists()
 
 
-def nodes_run(stack_id, traversal_id, nodes):
+def nodes_run(stack_id, traversal_id, *, nodes):
     """Run ready nodes ``[[entity_id, is_update, input_data], ...]`` of a traversal.
 
     When nodes finish and exactly the next one becomes ready (a chain), it
@@ -106,7 +105,8 @@ def _run_batch(ctx, nodes):
         if sync_point is None:
             continue  # a newer traversal replaced this one
         ctx.node, ctx.node_input = [entity, bool(is_update)], data
-        outcome = node_run(ctx, rows.get(entity), bool(is_update), data, sync_point)
+        outcome = node_run(ctx, rows.get(entity), is_update=bool(is_update), data=data,
+                           sync_point=sync_point)
         if outcome.kind == "done":
             finished.append((node_key(entity, is_update), outcome.data, sync_point.successors))
         elif outcome.kind == "retry":
@@ -116,31 +116,31 @@ def _run_batch(ctx, nodes):
     return finished, None, again
 
 
-def node_run(ctx, res, is_update, data, sync_point):
+def node_run(ctx, res, *, is_update, data, sync_point):
     if res is None:
         return DONE_EMPTY
     action = ctx.action
     try:
         if action in CONVERGE_ACTIONS:
             if is_update:
-                return converge_update(ctx, res, data)
+                return converge_update(ctx, res, data=data)
             kept = node_key(res.pk, True) in sync_point.predecessors
             return converge_cleanup(ctx, res, delete=not kept or res.replaced_by_id is not None)
         if action == "DELETE":
             return converge_cleanup(ctx, res, delete=True)
-        return walk_action(ctx, res, action)
+        return walk_action(ctx, res, action=action)
     except HeatError as error:
-        return _fail_unstarted(ctx, res, error)
+        return _fail_unstarted(ctx, res, error=error)
 
 
-def _fail_unstarted(ctx, res, error):
+def _fail_unstarted(ctx, res, *, error):
     """A resource that failed before its plugin ran (e.g. a property error)."""
     action = "CREATE" if res.state in (st.INIT_COMPLETE, "CREATE_FAILED") else "UPDATE"
     getattr(res, f"begin_{action.lower()}")()
-    return action_fail(ctx, res, action, error)
+    return action_fail(ctx, res, action=action, error=error)
 
 
-def converge_update(ctx, res, data):
+def converge_update(ctx, res, *, data):
     definition = ctx.definition
     defn = definition.resources.get(res.name)
     if defn is None:
@@ -155,30 +155,30 @@ def converge_update(ctx, res, data):
     props = cls.validate_properties(raw or {}, resource_name=res.name)
     pending = {"requires": lookup.requires, "template_id": ctx.stack.raw_template_id}
     if res.state in (st.INIT_COMPLETE, "CREATE_FAILED"):
-        return action_start(ctx, res, "CREATE", plugin_for(ctx, res, props, cls),
+        return action_start(ctx, res, action="CREATE", plugin=plugin_for(ctx, res, props, cls),
                             props=props, pending=pending)
     old = res.properties_data or {}
     changed = {k for k in set(props) | set(old) if props.get(k) != old.get(k)}
     if res.type != defn.type or res.action == "DELETE" or \
             (changed and cls.needs_replacement_for(old, props, changed)):
-        return replace(ctx, res, defn, cls, props, pending)
+        return replace(ctx, res, defn=defn, cls=cls, props=props, pending=pending)
     if not changed and res.status != st.FAILED:
         if res.requires != pending["requires"]:
             # template_id is left as it was: unchanged, the resource is what that template said
             Resource.objects.filter(pk=res.pk).update(**pending)
         return Outcome("done", data=node_data(res, plugin_for(ctx, res, cls=cls)))
-    return action_start(ctx, res, "UPDATE", plugin_for(ctx, res, cls=cls), props=props,
-                        pending=pending, args=(props, changed))
+    return action_start(ctx, res, action="UPDATE", plugin=plugin_for(ctx, res, cls=cls),
+                        props=props, pending=pending, args=(props, changed))
 
 
-def replace(ctx, res, defn, cls, props, pending):
+def replace(ctx, res, *, defn, cls, props, pending):
     """Create a new resource for ``res``; its cleanup node deletes the old one."""
     new = Resource.objects.create(stack_id=res.stack_id, name=res.name, type=defn.type,
                                   replaces=res, template_id=pending["template_id"],
                                   requires=pending["requires"])
     Resource.objects.filter(pk=res.pk).update(replaced_by=new)
-    return action_start(ctx, new, "CREATE", plugin_for(ctx, new, props, cls), props=props,
-                        pending=pending)
+    return action_start(ctx, new, action="CREATE", plugin=plugin_for(ctx, new, props, cls),
+                        props=props, pending=pending)
 
 
 def converge_cleanup(ctx, res, *, delete):
@@ -190,27 +190,27 @@ def converge_cleanup(ctx, res, *, delete):
         try:
             plugin.check_unlock_complete(plugin.handle_unlock())
         except Exception as error:  # noqa: BLE001
-            return _fail_unstarted_delete(ctx, res, error)
+            return _fail_unstarted_delete(ctx, res, error=error)
         res.plugin_data = {**plugin.data, PHYSICAL_LOCK_FLAG: False}
         Resource.objects.filter(pk=res.pk).update(plugin_data=res.plugin_data)
-    return action_start(ctx, res, "DELETE", plugin, pending={})
+    return action_start(ctx, res, action="DELETE", plugin=plugin, pending={})
 
 
-def _fail_unstarted_delete(ctx, res, error):
+def _fail_unstarted_delete(ctx, res, *, error):
     res.begin_delete()
-    return action_fail(ctx, res, "DELETE", error)
+    return action_fail(ctx, res, action="DELETE", error=error)
 
 
-def walk_action(ctx, res, action):
+def walk_action(ctx, res, *, action):
     if action in STATELESS_ACTIONS:
-        return lock_action(ctx, res, action)
+        return lock_action(ctx, res, action=action)
     if res.state == st.INIT_COMPLETE or \
             (action in WALK_SKIP_WHEN_DONE and res.state == f"{action}_COMPLETE"):
         return Outcome("done", data=node_data(res, plugin_for(ctx, res)))
-    return action_start(ctx, res, action, plugin_for(ctx, res), pending={})
+    return action_start(ctx, res, action=action, plugin=plugin_for(ctx, res), pending={})
 
 
-def lock_action(ctx, res, action):
+def lock_action(ctx, res, *, action):
     """Lock or unlock one resource as the stack's lock level asks.
 
     Child stacks follow the parent's lock at the same level; other resources
@@ -227,11 +227,11 @@ def lock_action(ctx, res, action):
         if want == held:
             return Outcome("done", data=node_data(res, plugin))
         step = "LOCK" if want else "UNLOCK"
-    return action_start(ctx, res, step, plugin,
+    return action_start(ctx, res, action=step, plugin=plugin,
                         pending={"stateless_action": step, "physical_lock": want})
 
 
-def node_poll(stack_id, traversal_id, resource_id):
+def node_poll(stack_id, traversal_id, *, resource_id):
     """Ask a waiting resource's plugin whether its action has completed."""
     res = Resource.objects.filter(pk=resource_id).first()
     if res is None or "cookie" not in (res.action_cookie or {}):
@@ -255,11 +255,12 @@ def node_poll(stack_id, traversal_id, resource_id):
     pending = res.action_cookie
     cls = plugin_class(ctx, res)
     plugin = plugin_for(ctx, res, pending["props"], cls)
-    outcome = action_check(ctx, res, pending["action"], plugin, cookie=pending["cookie"],
+    outcome = action_check(ctx, res, action=pending["action"], plugin=plugin,
+                           cookie=pending["cookie"],
                            props=pending["props"], pending=pending["pending"],
                            entity=pending.get("entity"))
     _flush(ctx)
-    _after_single(ctx, res, outcome, entity=pending.get("entity"))
+    _after_single(ctx, res, outcome=outcome, entity=pending.get("entity"))
 
 
 def _context_any(stack, traversal_id):
@@ -280,7 +281,7 @@ def _take_over(res):
     return bool(updated)
 
 
-def _after_single(ctx, res, outcome, *, entity):
+def _after_single(ctx, res, *, outcome, entity):
     """After a polled action: propagate in its traversal, or retrigger in a newer one."""
     if outcome.kind not in ("done", "failed"):
         return

@@ -18,6 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from convergence.models import OutboxMessage
+from heatweb.celery import app
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +64,6 @@ def outbox_discard(traversal_id):
 
 
 def _publish_claimed(token):
-    from heatweb.celery import app
-
     rows = list(OutboxMessage.objects.filter(claimed_by=token).values_list("pk", "task", "args"))
     published = []
     try:

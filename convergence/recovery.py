@@ -24,7 +24,11 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from convergence.engines import dead_engines, engine_alive, live_engines
-from convergence.waiting import rounds_revive
+from convergence.models import Engine, OutboxMessage, Traversal, Waiter
+from convergence.services import nodes_enqueue, retrigger, traversal_fail
+from convergence.waiting import rounds_revive, wait_poke
+from heatweb.broker import broker_restore_unacked
+from heatweb.celery import app
 from stacks.models import Event, Resource, Stack
 from stacks.models import states as st
 from stacks.models.events import resource_event
@@ -59,9 +63,7 @@ def resume_waiting(res):
     several sweeps asking at once resume it once. False when it was not
     waiting.
     """
-    from convergence import tasks
-    from convergence.models import Waiter
-    from convergence.waiting import wait_poke
+    from convergence import tasks  # cycle: tasks → nodes → check_resource imports this module
 
     running = res.action_cookie or {}
     if "cookie" not in running or not running.get("traversal"):
@@ -76,8 +78,6 @@ def resume_waiting(res):
 
 def recover_resource(res, holder):
     """Take up a dead holder's work on ``res``: poll on, or run its node again (or fail a lock walk)."""
-    from convergence.services import nodes_enqueue, retrigger, traversal_fail
-
     if resume_waiting(res):
         return
     running = res.action_cookie or {}
@@ -100,10 +100,6 @@ def recover_resource(res, holder):
 
 def sweep():
     """Take up the work of dead engines; fail stacks nobody is working on."""
-    from convergence.models import Engine
-    from heatweb.broker import broker_restore_unacked
-    from heatweb.celery import app
-
     dead = dead_engines()
     if dead:
         Engine.objects.filter(pk__in=dead).update(stopped_at=timezone.now())
@@ -116,6 +112,16 @@ def sweep():
     _fail_stalled()
 
 
+# How a quiet stack's action starts over (a stack service): registered by the
+# stacks app at start, as convergence imports no stack service.
+_restarter = {}
+
+
+def on_stack_quiet(restart, *, actions):
+    """Call ``restart(stack_id, reason=...)`` for a quiet stack whose action is in ``actions``."""
+    _restarter.update(restart=restart, actions=tuple(actions))
+
+
 def _restart_quiet():
     """Start over the action of a stack in progress that nobody works on (a task was lost).
 
@@ -124,13 +130,13 @@ def _restart_quiet():
     and no child in progress. At most ``MAX_RESTARTS`` per action; after
     that the stall sweep fails the stack.
     """
-    from convergence.models import Traversal
-    from stacks.services.restart import RESTARTABLE, stack_traversal_restart
-
+    if not _restarter:
+        return
+    restart, restartable = _restarter["restart"], _restarter["actions"]
     quiet = settings.HEATWEB["RESTART_AFTER_SECONDS"]
     now = timezone.now()
     limit = now - timedelta(seconds=quiet)
-    for stack in Stack.objects.filter(state__in=[f"{a}_IN_PROGRESS" for a in RESTARTABLE],
+    for stack in Stack.objects.filter(state__in=[f"{a}_IN_PROGRESS" for a in restartable],
                                       deleted_at__isnull=True, action_started_at__lt=limit):
         if _worked_on(stack, since=limit, now=now):
             continue
@@ -140,13 +146,11 @@ def _restart_quiet():
             continue
         log.warning("stack %s: %s was quiet for %s s; restarting its traversal", stack.pk,
                     stack.action, quiet)
-        stack_traversal_restart(stack.pk, reason=f"Stack {stack.action} restarted: no engine "
+        restart(stack.pk, reason=f"Stack {stack.action} restarted: no engine "
                                                  f"worked on it for {quiet:.0f} s")
 
 
 def _worked_on(stack, *, since, now):
-    from convergence.models import OutboxMessage, Waiter
-
     last = Event.objects.filter(stack=stack).aggregate(at=Max("created_at"))["at"]
     return bool(last and last >= since) or \
         Resource.objects.filter(stack=stack, engine_id__isnull=False).exists() or \
@@ -156,8 +160,6 @@ def _worked_on(stack, *, since, now):
 
 
 def _fail_stalled():
-    from convergence.services import traversal_fail
-
     stall = settings.HEATWEB.get("STALL_SECONDS", 300)
     limit = timezone.now() - timedelta(seconds=stall)
     candidates = Stack.objects.filter(state__in=st.IN_PROGRESS_STATES, deleted_at__isnull=True,

@@ -86,7 +86,7 @@ def traversal_begin(stack, *, traversal_id, graph, reason):
 
 
 def nodes_enqueue(stack_id, traversal_id, nodes):
-    from convergence import tasks
+    from convergence import tasks  # cycle: convergence.tasks imports this module
 
     size = settings.HEATWEB["BATCH_SIZE"]
     for start in range(0, len(nodes), size):

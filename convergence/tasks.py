@@ -6,13 +6,13 @@ from convergence import nodes, services, wait_complete, waiting
 
 @shared_task(name="convergence.converge_nodes")
 def converge_nodes(stack_id, traversal_id, node_list):
-    nodes.nodes_run(stack_id, traversal_id, node_list)
+    nodes.nodes_run(stack_id, traversal_id, nodes=node_list)
 
 
 @shared_task(name="convergence.poll_node")
 def poll_node(stack_id, traversal_id, resource_id):
     """Kept for tasks queued before waits were batched; new waits use poll_round."""
-    nodes.node_poll(stack_id, traversal_id, resource_id)
+    nodes.node_poll(stack_id, traversal_id, resource_id=resource_id)
 
 
 @shared_task(name="convergence.poll_round")
@@ -22,7 +22,7 @@ def poll_round(project_id, token):
 
 @shared_task(name="convergence.waits_complete")
 def waits_complete(stack_id, traversal_id, items):
-    wait_complete.waits_complete(stack_id, traversal_id, items)
+    wait_complete.waits_complete(stack_id, traversal_id, items=items)
 
 
 @shared_task(name="convergence.traversal_finish")

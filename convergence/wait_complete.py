@@ -16,7 +16,7 @@ from stacks.models import states as st
 from stacks.plugins import plugin_class, plugin_for
 
 
-def waits_complete(stack_id, traversal_id, items):
+def waits_complete(stack_id, traversal_id, *, items):
     """Check ``items`` (``[[resource_id, observed_status], ...]``) of one stack and traversal."""
     stack = Stack.objects.select_related("raw_template").filter(pk=stack_id).first()
     if stack is None:
@@ -38,7 +38,7 @@ def waits_complete(stack_id, traversal_id, items):
             action_abort(ctx, res)
             aborted.append(entity)
             continue
-        outcome = _check(ctx, res, observed, entity)
+        outcome = _check(ctx, res, observed=observed, entity=entity)
         if outcome.kind == "done":
             finished.append((entity, outcome.data))
         elif outcome.kind == "failed":
@@ -47,20 +47,20 @@ def waits_complete(stack_id, traversal_id, items):
     if moved:
         for entity in aborted:
             retrigger(stack.pk, entity[0])
-    _propagate(ctx, finished, failed)
+    _propagate(ctx, finished, failed=failed)
 
 
-def _check(ctx, res, observed, entity):
+def _check(ctx, res, *, observed, entity):
     pending = res.action_cookie
     plugin = plugin_for(ctx, res, pending["props"], plugin_class(ctx, res))
     cookie = pending["cookie"]
     if observed is not None and isinstance(cookie, dict):
         cookie = {**cookie, "observed": observed}
-    return action_check(ctx, res, pending["action"], plugin, cookie=cookie,
+    return action_check(ctx, res, action=pending["action"], plugin=plugin, cookie=cookie,
                         props=pending["props"], pending=pending["pending"], entity=entity)
 
 
-def _propagate(ctx, finished, failed):
+def _propagate(ctx, finished, *, failed):
     """Pass the finished nodes on in their traversal, or retrigger them in a newer one."""
     if not finished and not failed:
         return

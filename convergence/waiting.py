@@ -29,6 +29,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 
 from convergence.models import PollRound, Waiter
+from stacks.cloud import cloud_for_stack, get_cloud_driver
+from stacks.models import Resource, Stack
+from stacks.models import states as st
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +78,7 @@ def _deadline(stack):
 
 # Registering --------------------------------------------------------------------------
 
-def wait_add(ctx, res, cookie):
+def wait_add(ctx, res, *, cookie):
     """Record that ``res`` waits; written by ``waits_flush`` when the task's work is saved."""
     now = time.time()
     since = res.action_cookie["since"]
@@ -120,8 +123,8 @@ def _due(waiter, now):
 
 # The round's single task ------------------------------------------------------------------
 
-def _enqueue_round(project_id, token, countdown):
-    from convergence import tasks
+def _enqueue_round(project_id, token, *, countdown):
+    from convergence import tasks  # cycle: convergence.tasks imports this module
 
     transaction.on_commit(lambda: tasks.poll_round.apply_async(
         (project_id, token), countdown=max(0.0, countdown)))
@@ -145,7 +148,7 @@ def round_ensure(project_id, *, countdown):
                 return  # another engine scheduled it just now
         else:
             PollRound.objects.filter(pk=project_id).update(token=token, due_at=due)
-        _enqueue_round(project_id, token, countdown)
+        _enqueue_round(project_id, token, countdown=countdown)
 
 
 def _round_reschedule(project_id, token):
@@ -165,15 +168,11 @@ def _round_reschedule(project_id, token):
             return
         countdown = max(SLACK_SECONDS, min(dues) - now)
         PollRound.objects.filter(pk=project_id).update(due_at=now + countdown)
-        _enqueue_round(project_id, token, countdown)
+        _enqueue_round(project_id, token, countdown=countdown)
 
 
 def round_run(project_id, token):
     """One poll round of a project: one list call per kind, ready waiters completed in batches."""
-    from stacks.cloud import cloud_for_stack, get_cloud_driver
-    from stacks.models import Stack
-    from stacks.models import states as st
-
     if not PollRound.objects.filter(pk=project_id, token=token).exists():
         return  # a stale or duplicate round task
     waiters = list(Waiter.objects.filter(project_id=project_id))
@@ -237,7 +236,7 @@ def _dispatch(ready):
     read are removed (same ``next_check``), never a wait registered again
     meanwhile by a completion that found the action still running.
     """
-    from convergence import tasks
+    from convergence import tasks  # cycle: convergence.tasks imports this module
 
     if not ready:
         return
@@ -266,8 +265,6 @@ def wait_poke(resource_ids):
 
 def poke_parent_of(stack):
     """A child stack finished an action: its parent's resource need not wait for a round."""
-    from stacks.models import Resource
-
     if not stack.parent_id:
         return
     ids = Resource.objects.filter(stack_id=stack.parent_id, name=stack.parent_resource_name,

@@ -13,7 +13,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 if os.environ.get("HEATWEB_BENCH_METRICS_DIR"):  # manage.py bench_engines counts per process
-    from convergence.metrics import metrics_from_environment
+    from convergence.metrics import metrics_from_environment  # only for bench runs
 
     worker_process_init.connect(metrics_from_environment)
 
@@ -21,7 +21,7 @@ if os.environ.get("HEATWEB_BENCH_METRICS_DIR"):  # manage.py bench_engines count
 @worker_process_init.connect
 def engine_start(**kwargs):
     """Every pool process is an engine: register it and start its heartbeat at once."""
-    from convergence.engines import engine_id
+    from convergence.engines import engine_id  # cycle: convergence.engines imports this module
 
     engine_id()
 

@@ -15,6 +15,8 @@ import sys
 from heatclient import client as heat_client
 from heatclient import exc
 from heatclient.common import template_utils, utils
+from keystoneauth1 import session
+from keystoneauth1.identity import v3
 
 STACK_FIELDS = ["id", "stack_name", "stack_status", "creation_time", "updated_time"]
 
@@ -37,9 +39,6 @@ def _client(args):
 def _keystone_client(url=None):
     """A client signed in to Keystone with OS_* variables; heatweb's endpoint
     comes from the catalog (the orchestration service) unless HEAT_URL is set."""
-    from keystoneauth1 import session
-    from keystoneauth1.identity import v3
-
     env = os.environ
     auth = v3.Password(auth_url=env["OS_AUTH_URL"], username=env.get("OS_USERNAME"),
                        password=env["OS_PASSWORD"], project_name=env.get("OS_PROJECT_NAME"),

@@ -163,7 +163,7 @@ def _middleware():
     global _auth_protocol
     with _auth_protocol_lock:
         if _auth_protocol is None:
-            from keystonemiddleware import auth_token
+            from keystonemiddleware import auth_token  # heavy; only when Keystone auth is on
 
             conf = settings.KEYSTONE
             _auth_protocol = auth_token.AuthProtocol(_confirmed_app, {

@@ -6,7 +6,7 @@ The work (validating tokens, asking Keystone, syncing users) is in
 """
 from datetime import datetime, timezone
 
-from django.contrib.auth import logout
+from django.contrib.auth import get_user_model, logout
 from django.contrib.auth.backends import BaseBackend
 from django.contrib.auth.signals import user_logged_in
 from rest_framework.authentication import BaseAuthentication
@@ -50,8 +50,6 @@ class KeystonePasswordBackend(BaseBackend):
         return keystone.password_sign_in(username, password)
 
     def get_user(self, user_id):
-        from django.contrib.auth import get_user_model
-
         return get_user_model().objects.filter(pk=user_id, is_active=True).first()
 
 

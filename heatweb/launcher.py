@@ -9,10 +9,12 @@ and the exit status is non-zero.
 """
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -66,9 +68,6 @@ def served_hosts_env(bind, environ):
     """
     if environ.get("DJANGO_ALLOWED_HOSTS"):
         return {}
-    import socket
-    from urllib.parse import urlsplit
-
     host = bind.rsplit(":", 1)[0].strip("[]") if ":" in bind else bind
     names = [host]
     if host in ("0.0.0.0", "::", ""):

@@ -9,7 +9,9 @@ Two run modes, one code path, chosen by environment variables:
   processes and workers on any number of machines.
 """
 import os
+import secrets
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 
@@ -30,8 +32,6 @@ def allowed_hosts(configured, public_url):
     """DJANGO_ALLOWED_HOSTS when set, else the host of the address it serves (and loopback)."""
     if configured:
         return [h.strip() for h in configured.split(",") if h.strip()]
-    from urllib.parse import urlsplit
-
     host = urlsplit(public_url).hostname or "127.0.0.1"
     return list(dict.fromkeys([host, "127.0.0.1", "localhost", "[::1]"]))
 
@@ -41,8 +41,6 @@ def _secret_key():
         return os.environ["DJANGO_SECRET_KEY"]
     key_file = DATA_DIR / "secret_key"
     if not key_file.exists():
-        import secrets
-
         key_file.write_text(secrets.token_urlsafe(50))
         key_file.chmod(0o600)
     return key_file.read_text().strip()

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from heatweb.exceptions import Forbidden, NotAuthenticated
+from heatweb.keystone import identity_project_role
 from heatweb.models import ROLE_RANK, ApiToken, Membership, Project, Role
 
 
@@ -78,8 +79,6 @@ def project_role(user, project_id):
     """
     identity = _keystone_identity(user)
     if identity is not None:
-        from heatweb.keystone import identity_project_role
-
         return identity_project_role(identity, project_id)
     membership = (Membership.objects.filter(user=user, project_id=project_id)
                   .values_list("role", flat=True).first())

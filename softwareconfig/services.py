@@ -3,10 +3,12 @@ from django.db import transaction
 from django.db.models import ProtectedError, Q
 from django.utils import timezone
 
+from convergence.waiting import wait_poke
 from heatweb.api import as_uuid, page_limit
 from heatweb.exceptions import BadRequest, Conflict, EntityNotFound, StackValidationFailed
 from softwareconfig.components import check_io, signal_outcome
 from softwareconfig.models import DEPLOYMENT_STATUSES, SoftwareConfig, SoftwareDeployment
+from stacks.models import Resource
 
 
 class InvalidRestrictedAction(Conflict):
@@ -161,9 +163,6 @@ def _drop_if_unused(config):
 
 def _poke_waiting_resource(deployment):
     """The signal completes the waiting resource once committed (no resource polls for it)."""
-    from convergence.waiting import wait_poke
-    from stacks.models import Resource
-
     transaction.on_commit(lambda: wait_poke(Resource.objects.filter(
         physical_resource_id=str(deployment.pk), action_cookie__isnull=False,
     ).values_list("pk", flat=True)))

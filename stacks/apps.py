@@ -6,15 +6,19 @@ class StacksConfig(AppConfig):
     verbose_name = "Stacks"
 
     def ready(self):
+        # Imported here, not at the top: they load models, so the app registry must be ready.
         # Register every built-in resource plugin, including the nested-stack ones.
         import stacks.resources  # noqa: F401
         import stacks.resources.stack  # noqa: F401
+        from convergence.recovery import on_stack_quiet
         from convergence.services import on_stack_failed
         from stacks.resources.nested_stacks import nested
-        from stacks.services import lifecycle, nested as nested_services
+        from stacks.services import lifecycle, nested as nested_services, restart
 
         # Interfaces registered at start, so the lower layers import no stack
         # service: nested-stack plugins reach child stacks, and the engine
-        # hands a failed stack to the stack service (which decides to roll back).
+        # hands a failed stack to the stack service (which decides to roll back)
+        # and a quiet one to the service that starts its action over.
         nested.register(nested_services)
         on_stack_failed(lifecycle.stack_failed)
+        on_stack_quiet(restart.stack_traversal_restart, actions=restart.RESTARTABLE)

@@ -11,6 +11,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers as s
 
 from heatweb.openapi import HEAT_ERROR
+from softwareconfig.api import views as sw
 from stacks.api import meta_views as meta
 from stacks.api import views as v
 from stacks.api import webhooks
@@ -250,8 +251,6 @@ SOFTWARE_DEPLOYMENT = inline_serializer("SoftwareDeploymentBody", {
 
 
 def _software_docs():
-    from softwareconfig.api import views as sw
-
     return {
         sw.SoftwareConfigListApi: dict(
             get=_op("List software configs", answer=ANSWERS["configs"],

@@ -4,13 +4,13 @@ from functools import lru_cache
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+from stacks.cloud.metered import MeteredCloud
+from stacks.cloud.simulated import SimulatedCloud
+
 
 @lru_cache(maxsize=1)
 def get_cloud_driver():
     """The configured driver, every call counted (``stacks.cloud.metered``)."""
-    from stacks.cloud.metered import MeteredCloud
-    from stacks.cloud.simulated import SimulatedCloud
-
     path = settings.HEATWEB.get("CLOUD_DRIVER", "stacks.cloud.simulated.SimulatedCloud")
     driver = import_string(path)()
     return MeteredCloud(driver, simulated=isinstance(driver, SimulatedCloud))

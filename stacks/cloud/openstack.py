@@ -22,6 +22,7 @@ from django.conf import settings
 from keystoneauth1 import exceptions as ksa_exceptions
 from openstack import exceptions as os_exceptions
 
+from heatweb.keystone import session_for_stack
 from stacks.cloud.driver import CloudDriver, CloudError, CloudNotFound
 from stacks.cloud.openstack_network import NetworkCalls
 
@@ -89,8 +90,6 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
         Outside it (or for a stack made without a trust) the driver's own
         credentials (``OS_CLOUD``) are used. One driver per trust session.
         """
-        from heatweb.keystone import session_for_stack
-
         session = session_for_stack(stack) if stack is not None else None
         if session is None:
             return self

@@ -18,7 +18,7 @@ class NetworkCalls:
     """Mixin of ``OpenStackCloud``: the ``network_object_*`` methods."""
 
     def _rest(self, method, url, **kwargs):
-        from stacks.cloud.openstack import call
+        from stacks.cloud.openstack import call  # cycle: stacks.cloud.openstack imports this module
 
         def request():
             response = self.conn.network.request(url, method, **kwargs)

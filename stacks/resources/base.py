@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 
 from heatweb.exceptions import StackValidationFailed
+from stacks.cloud.driver import CloudError
 from stacks.hot.values import UNRESOLVED
 from stacks.resources.schema import PropertyError
 
@@ -29,8 +30,6 @@ class ResourceFailure(Exception):
 
 def cloud_call(method, *args, **kwargs):
     """Call the cloud driver; its refusal (``CloudError``) fails the resource with its message."""
-    from stacks.cloud.driver import CloudError
-
     try:
         return method(*args, **kwargs)
     except CloudError as error:

@@ -119,3 +119,45 @@ def test_two_simultaneous_scaling_signals_grow_the_group_by_two(live_service):
         "GET", f"{path}/resources/scale_out/events").json()["events"]]
     assert sorted(r for r in reasons if r.startswith("Signal: scaling")) == [
         "Signal: scaling group from 2 to 3", "Signal: scaling group from 3 to 4"]
+
+
+SLOW_SCALING = {"heat_template_version": "2016-10-14", "parameters": {
+    "size": {"type": "number", "default": 2}, "value": {"type": "string", "default": "a"}},
+    "resources": {
+        "group": {"type": "OS::Heat::AutoScalingGroup", "properties": {
+            "min_size": 1, "max_size": 10, "desired_capacity": {"get_param": "size"},
+            "resource": {"type": "OS::Heat::TestResource", "properties": {
+                "value": {"get_param": "value"}, "action_wait_secs": {"update": 8}}}}},
+        "scale_out": {"type": "OS::Heat::ScalingPolicy", "properties": {
+            "auto_scaling_group_id": {"get_resource": "group"},
+            "adjustment_type": "change_in_capacity", "scaling_adjustment": 1}}},
+    "outputs": {"alarm_url": {"value": {"get_attr": ["scale_out", "alarm_url"]}}}}
+
+
+def test_a_scaling_signal_during_an_update_of_the_group_loses_no_member(live_service):
+    api = Api(live_service.issue_token(unique("su-"), unique("su-p-")))
+    path = api.create(SLOW_SCALING)
+    stack = api.wait(path, "CREATE_COMPLETE")
+    alarm_url = stack["outputs"][0]["output_value"]
+    group_id = api.resources(path)["group"]["physical_resource_id"]
+    before = set(api.resources(f"/stacks/{group_id}"))
+    assert len(before) == 2
+
+    resp = api.call("PATCH", path, {"parameters": {"size": 3, "value": "b"}})
+    assert resp.status_code == 202, resp.text
+    deadline = time.monotonic() + 60
+    while api.resources(path)["group"]["resource_status"] != "UPDATE_IN_PROGRESS":
+        assert time.monotonic() < deadline, "the group's update never started"
+        time.sleep(0.2)
+    assert requests.post(alarm_url, json={}).status_code == 200
+
+    api.wait(path, "UPDATE_COMPLETE", timeout=120)
+    members = api.resources(f"/stacks/{group_id}")
+    assert len(members) == 3  # what the update asked for; the signal added none
+    assert before <= set(members)  # and the members the update kept are all there
+    assert {m["resource_status"] for m in members.values()} <= {"UPDATE_COMPLETE",
+                                                                 "CREATE_COMPLETE"}
+    reasons = [e["resource_status_reason"] for e in api.call(
+        "GET", f"{path}/resources/scale_out/events").json()["events"]]
+    assert [r for r in reasons if r.startswith("signal ignored: the group")], reasons
+    assert not [r for r in reasons if r.startswith("Signal: scaling")], reasons

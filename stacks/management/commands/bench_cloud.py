@@ -14,10 +14,12 @@ import uuid
 from collections import Counter
 
 from celery import signals
+from celery.contrib.testing.worker import start_worker
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from convergence.models import Waiter
+from heatweb.celery import app
 from heatweb.models import Project
 from stacks.cloud.metered import CLOUD_CALLS
 from stacks.management.commands.bench_stacks import QueryCounter, stack_wait
@@ -90,10 +92,6 @@ class Command(BaseCommand):
         self.meters = Meters(queries, tasks)
         self.queries = queries
         project, _ = Project.objects.get_or_create(name="bench-cloud")
-        from celery.contrib.testing.worker import start_worker
-
-        from heatweb.celery import app
-
         rows, extras = [], []
         sizes = [int(s) for s in opts["sizes"].split(",")]
         with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False,

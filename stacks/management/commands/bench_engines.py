@@ -19,11 +19,13 @@ import time
 import uuid
 from pathlib import Path
 
+import redis
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from convergence.metrics import ENV as METRICS_ENV
 from convergence.metrics import FLUSH_SECONDS, metrics_read
+from heatweb.celery import app
 from heatweb.models import Project
 from stacks.management.commands.bench_stacks import QueryCounter, stack_wait, template
 from stacks.models import Stack
@@ -46,8 +48,6 @@ class EngineProcesses:
         self.processes = []
 
     def start(self, timeout=60):
-        from heatweb.celery import app
-
         celery = Path(sys.executable).parent / "celery"
         for node in self.nodes:
             log = open(self.log_dir / f"{node.split('@')[0]}.log", "w")  # noqa: SIM115
@@ -189,15 +189,11 @@ class Command(BaseCommand):
 
     def use_queue(self, queue):
         """Send this process's tasks to ``queue`` (the workers get it as HEATWEB_QUEUE)."""
-        from heatweb.celery import app
-
         os.environ["HEATWEB_QUEUE"] = queue
         settings.CELERY_TASK_DEFAULT_QUEUE = queue
         app.conf.task_default_queue = queue
 
     def queue_delete(self, queue):
-        import redis
-
         client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
         try:
             client.delete(queue, f"_kombu.binding.{queue}")

@@ -11,11 +11,14 @@ import threading
 import time
 import uuid
 
+from celery import signals
+from celery.contrib.testing.worker import start_worker
 from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import connection
 from django.db.backends.signals import connection_created
 
+from heatweb.celery import app
 from heatweb.models import Project
 from stacks.models import Stack
 from stacks.services import lifecycle
@@ -79,8 +82,6 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=900)
 
     def handle(self, *args, **opts):
-        from celery import signals
-
         counter = QueryCounter()
         counter.install()
         counter.tasks = 0
@@ -94,10 +95,6 @@ class Command(BaseCommand):
         rows = []
         worker = None
         if not opts["external_workers"]:
-            from celery.contrib.testing.worker import start_worker
-
-            from heatweb.celery import app
-
             worker = start_worker(app, pool="solo", concurrency=1, perform_ping_check=False,
                                   shutdown_timeout=30,
                                   queues=[settings.CELERY_TASK_DEFAULT_QUEUE])

@@ -44,7 +44,7 @@ def test_a_result_saved_after_the_lock_was_broken_keeps_its_server(monkeypatch, 
         return server_id
 
     monkeypatch.setattr(SimulatedCloud, "server_create", create_then_swept)
-    nodes.nodes_run(str(stack.pk), stack.current_traversal, [[res.pk, True, {}]])
+    nodes.nodes_run(str(stack.pk), stack.current_traversal, nodes=[[res.pk, True, {}]])
     monkeypatch.setattr(SimulatedCloud, "server_create", create)
 
     (server,) = SimServer.objects.filter(project_id=project.pk)
@@ -56,7 +56,7 @@ def test_a_result_saved_after_the_lock_was_broken_keeps_its_server(monkeypatch, 
                                                        "CREATE").exists()
     # The sweep retriggered the node: its rerun finds the server and makes no other.
     assert [nodes_ for _, nodes_ in sent] == [[[res.pk, True, {}]]]
-    nodes.nodes_run(str(stack.pk), stack.current_traversal, sent[0][1])
+    nodes.nodes_run(str(stack.pk), stack.current_traversal, nodes=sent[0][1])
     assert SimServer.objects.filter(project_id=project.pk).count() == 1
     assert Resource.objects.get(pk=res.pk).physical_resource_id == server.pk
     assert Stack.objects.get(pk=stack.pk).state == "CREATE_COMPLETE"

@@ -52,7 +52,7 @@ def test_a_resource_locked_by_a_live_engine_is_neither_run_nor_propagated(stack,
     holder = other_engine(alive=True)
     Resource.objects.filter(pk=a.pk).update(engine_id=holder.pk)
 
-    nodes.nodes_run(str(stack.pk), stack.current_traversal, [[a.pk, True, {}]])
+    nodes.nodes_run(str(stack.pk), stack.current_traversal, nodes=[[a.pk, True, {}]])
 
     a_after = rows(stack)["a"]
     assert (a_after.state, a_after.engine_id, a_after.atomic_key) == \
@@ -69,14 +69,14 @@ def test_a_dead_engines_lock_is_broken_and_the_node_runs_again(stack, sent):
     holder = other_engine(alive=False)
     Resource.objects.filter(pk=a.pk).update(engine_id=holder.pk, state="CREATE_IN_PROGRESS")
 
-    nodes.nodes_run(str(stack.pk), stack.current_traversal, [[a.pk, True, {}]])
+    nodes.nodes_run(str(stack.pk), stack.current_traversal, nodes=[[a.pk, True, {}]])
 
     broken = rows(stack)["a"]
     assert (broken.state, broken.engine_id, broken.status_reason) == \
         ("CREATE_FAILED", None, "Worker went down during resource CREATE")
     assert sent == [(stack.current_traversal, [[a.pk, True]])]  # processed again
 
-    nodes.nodes_run(str(stack.pk), stack.current_traversal, [[a.pk, True, {}]])
+    nodes.nodes_run(str(stack.pk), stack.current_traversal, nodes=[[a.pk, True, {}]])
 
     assert rows(stack)["a"].state == "CREATE_COMPLETE"
     assert rows(stack)["b"].state == "CREATE_COMPLETE"  # a chain runs on in the same task
@@ -97,9 +97,10 @@ def test_a_node_whose_traversal_was_replaced_is_retriggered_in_the_new_one(stack
     assert not SyncPoint.objects.filter(traversal_id=old_traversal).exists()
     sent.clear()
 
-    nodes.nodes_run(str(stack.pk), old_traversal, [[a.pk, True, {}]])
+    nodes.nodes_run(str(stack.pk), old_traversal, nodes=[[a.pk, True, {}]])
     assert sent == []  # the old traversal is gone: nothing runs in it
 
     nodes._after_single(nodes._context(Stack.objects.get(pk=stack.pk), old_traversal),
-                        rows(stack)["a"], nodes.Outcome("done", data={}), entity=[a.pk, True])
+                        rows(stack)["a"], outcome=nodes.Outcome("done", data={}),
+                        entity=[a.pk, True])
     assert sent == [(new.current_traversal, [[a.pk, True]])]

@@ -49,7 +49,7 @@ def test_a_quiet_stack_is_restarted_and_completes_without_redoing_what_was_done(
     a = Resource.objects.get(stack=stack, name="a")
     # Run a's node alone (no inline chain): the task that would run b is lost.
     monkeypatch.setattr(nodes, "INLINE_NODES", 1)
-    nodes.nodes_run(str(stack.pk), stack.current_traversal, [[a.pk, True, {}]])
+    nodes.nodes_run(str(stack.pk), stack.current_traversal, nodes=[[a.pk, True, {}]])
     monkeypatch.setattr(nodes, "INLINE_NODES", 50)
     assert [[n[0] for n in task[2]] for task in lost] == \
         [[Resource.objects.get(stack=stack, name="b").pk]]
@@ -75,7 +75,8 @@ def test_a_quiet_stack_is_restarted_and_completes_without_redoing_what_was_done(
 
     sent = [first.args]
     while sent:  # the new traversal's tasks, delivered this time
-        nodes.nodes_run(*sent.pop(0))
+        stack_id, traversal_id, node_list = sent.pop(0)
+        nodes.nodes_run(stack_id, traversal_id, nodes=node_list)
         sent += lost
         lost.clear()
     assert Stack.objects.get(pk=stack.pk).state == "CREATE_COMPLETE"
