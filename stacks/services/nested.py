@@ -11,7 +11,7 @@ from django.db.models import F
 from django_fsm import can_proceed
 
 from heatweb.api import param_minutes
-from heatweb.exceptions import RequestLimitExceeded, StackValidationFailed
+from heatweb.exceptions import ConcurrentTransaction, RequestLimitExceeded, StackValidationFailed
 from stacks.definitions import parse_template
 from stacks.models import Resource, Stack
 from stacks.models import states as st
@@ -157,7 +157,10 @@ def scaling_group_resize(*, stack_id, group_physical_id, new_size, context):
     members, then updates the members' stack in the same transaction: two
     signals at once both scale (the second sees the first's members), and
     an update of the group running meanwhile is not overwritten (the signal
-    is ignored, as Heat ignores one to a group in progress).
+    is ignored, as Heat ignores one to a group in progress). When the
+    members' stack moves on between the claim and its update (the other
+    signal's traversal started or finished), the claim is rolled back and
+    taken again.
     Returns ``((group name, old size, new size), None)`` or ``(None, why ignored)``.
     """
     for _ in range(CLAIM_ATTEMPTS):
@@ -173,13 +176,16 @@ def scaling_group_resize(*, stack_id, group_physical_id, new_size, context):
                                  data=dict(row.plugin_data or {}), resource_id=row.pk)
         current = len(group.data.get("members", []))
         size = group.resized(new_size(current))
-        with transaction.atomic():
-            claimed = Resource.objects.filter(
-                pk=row.pk, atomic_key=row.atomic_key, engine_id__isnull=True,
-            ).update(plugin_data=group.data, atomic_key=F("atomic_key") + 1,
-                     attributes_data={**row.attributes_data, "current_size": size})
-            if claimed:
-                nested_update(group.physical_id, template=group.member_template(),
-                              parameters={}, files={})
-                return (row.name, current, size), None
+        try:
+            with transaction.atomic():
+                claimed = Resource.objects.filter(
+                    pk=row.pk, atomic_key=row.atomic_key, engine_id__isnull=True,
+                ).update(plugin_data=group.data, atomic_key=F("atomic_key") + 1,
+                         attributes_data={**row.attributes_data, "current_size": size})
+                if claimed:
+                    nested_update(group.physical_id, template=group.member_template(),
+                                  parameters={}, files={})
+                    return (row.name, current, size), None
+        except ConcurrentTransaction:
+            continue  # the members' stack moved on while we claimed (claim rolled back): again
     return None, "signal ignored: the group is busy"
