@@ -8,8 +8,9 @@ from django.db.models import Count, OuterRef, Subquery
 
 from convergence.engines import engine_row_alive
 from convergence.models import Engine, OutboxMessage, SyncPoint, Traversal
-from convergence.recovery import recover_resource
+from convergence.recovery import engine_locks_release
 from heatweb.admin import ReadOnlyAdmin
+from heatweb.exceptions import HeatError
 from stacks.models import Resource
 
 
@@ -63,13 +64,10 @@ class EngineAdmin(ReadOnlyAdmin):
     def release_locks(self, request, queryset):
         released = 0
         for engine in queryset:
-            if engine_row_alive(engine):
-                self.message_user(request, f"{engine.pk} is alive: its locks were kept.",
-                                  messages.WARNING)
-                continue
-            for res in Resource.objects.filter(engine_id=engine.pk):
-                recover_resource(res, engine.pk)
-                released += 1
+            try:
+                released += engine_locks_release(engine)
+            except HeatError as refusal:
+                self.message_user(request, refusal.message, messages.WARNING)
         self.message_user(request, f"Released {released} resource lock(s).")
 
 

@@ -23,12 +23,13 @@ from django.conf import settings
 from django.db.models import F, Max
 from django.utils import timezone
 
-from convergence.engines import dead_engines, engine_alive, live_engines
+from convergence.engines import dead_engines, engine_alive, engine_row_alive, live_engines
 from convergence.models import Engine, OutboxMessage, Traversal, Waiter
 from convergence.services import nodes_enqueue, retrigger, traversal_fail
 from convergence.waiting import rounds_revive, wait_poke
 from heatweb.broker import broker_restore_unacked
 from heatweb.celery import app
+from heatweb.exceptions import Conflict
 from stacks.models import Event, Resource, Stack
 from stacks.models import states as st
 from stacks.models.events import resource_event
@@ -96,6 +97,20 @@ def recover_resource(res, holder):
                       [[entity[0], entity[1], running.get("input") or {}]])
     else:
         retrigger(stack.pk, entity[0] if entity else res.pk)
+
+
+def engine_locks_release(engine):
+    """Take up the work of one dead ``engine`` now (Django admin's action), as the sweep would.
+
+    Refused with a Conflict while the engine is alive: its locks are its
+    work in progress. Returns how many resource locks were taken up.
+    """
+    if engine_row_alive(engine):
+        raise Conflict(f"Engine {engine.pk} is alive: its locks were kept.")
+    held = list(Resource.objects.filter(engine_id=engine.pk))
+    for res in held:
+        recover_resource(res, engine.pk)
+    return len(held)
 
 
 def sweep():

@@ -41,6 +41,9 @@ def test_release_locks_of_a_dead_engine_only(admin_client, locked):
     resp = admin_client.post("/admin/convergence/engine/", {
         "action": "release_locks", "_selected_action": [dead.pk, alive.pk]}, follow=True)
     assert resp.status_code == 200
+    page = resp.content.decode()
+    assert f"Engine {alive.pk} is alive: its locks were kept." in page
+    assert "Released 1 resource lock(s)." in page
     res.refresh_from_db()
     busy.refresh_from_db()
     assert (res.engine_id, res.state) == (None, "CREATE_FAILED")
