@@ -308,9 +308,13 @@ class LiveService:
                     os.killpg(proc.pid, signal.SIGTERM)
                 except ProcessLookupError:
                     pass
+        # A few seconds of grace, then kill: a test service owes no one a graceful
+        # shutdown (a worker's warm shutdown and gunicorn's wait for kept-alive
+        # connections took 20 s per module).
+        grace = time.monotonic() + 3
         for proc, log in self.processes.values():
             try:
-                proc.wait(timeout=20)
+                proc.wait(timeout=max(0.1, grace - time.monotonic()))
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
