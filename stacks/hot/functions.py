@@ -230,17 +230,25 @@ class Resolver:
         args = self._args(args, path, kind=list, size=(2, 3))
         if args is UNRESOLVED or contains_unresolved(args):
             return UNRESOLVED
-        parts = str(args[1]).split(str(args[0]))
+        delim, text = str(args[0]), str(args[1])
+        if not delim:
+            raise StackValidationFailed(f'{path}: "str_split" needs a non-empty delimiter')
+        # Refused before it is built: each part costs ITEM_SIZE whatever its length.
+        count = text.count(delim) + 1
+        self.budget.check(ITEM_SIZE * (count + 1) + len(text) - len(delim) * (count - 1), path)
+        parts = text.split(delim)
         return _index(parts, args[2], path) if len(args) == 3 else parts
 
     def fn_map_merge(self, args, path):
         args = self._args(args, path, kind=list)
         if args is UNRESOLVED or contains_unresolved(args):
             return UNRESOLVED
+        if not all(isinstance(item, dict) for item in args):
+            raise StackValidationFailed(f'{path}: "map_merge" merges mappings')
+        # Refused before it is built: never larger than its mappings together.
+        self.budget.check(sum(value_size(item, self.budget.per_value) for item in args), path)
         merged = {}
         for item in args:
-            if not isinstance(item, dict):
-                raise StackValidationFailed(f'{path}: "map_merge" merges mappings')
             merged.update(item)
         return merged
 

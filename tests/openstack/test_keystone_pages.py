@@ -2,6 +2,7 @@
 Keystone user name and password and act with their Keystone roles."""
 import uuid
 
+import openstack
 import pytest
 from playwright.sync_api import expect
 
@@ -94,3 +95,53 @@ def test_a_member_signs_in_with_keystone_and_launches_a_stack_with_a_trust(page,
     api = Heat(service, token, project_id)
     stack = api.call("GET", f"/stacks/{name}").json()["stack"]
     assert api.call("DELETE", f"/stacks/{name}/{stack['id']}").status_code == 204
+
+
+SERVER_TEMPLATE = """\
+heat_template_version: 2016-10-14
+resources:
+  server:
+    type: OS::Nova::Server
+    properties: {image: heatweb-tiny, flavor: m1.tiny}
+"""
+
+
+def test_a_member_locks_a_real_nova_server_from_the_browser(page, cloud, service):
+    """The README's journey: sign in with Keystone, launch a server, lock it at level
+    ``all`` from the stack page, and Nova itself holds the lock with the reason."""
+    token, body = cloud.token("heatweb-demo-member")
+    api = Heat(service, token, body["project"]["id"])
+    nova = openstack.connect(cloud="heatweb-admin").compute
+    sign_in(page, cloud, "heatweb-demo-member")
+    page.wait_for_url("**/")
+    name = f"pl{uuid.uuid4().hex[:8]}"
+    page.get_by_role("link", name="Launch stack").first.click()
+    page.get_by_label("Stack name").fill(name)
+    page.get_by_label("Template (HOT, YAML or JSON)").fill(SERVER_TEMPLATE)
+    page.get_by_role("button", name="Next: parameters").click()
+    page.get_by_role("button", name="Launch").click()
+    row = page.locator("tr.stack-row", has_text=name)
+    expect(row).to_contain_text("CREATE_COMPLETE", timeout=180_000)
+    stack_id = api.call("GET", f"/stacks/{name}").json()["stack"]["id"]
+    server_id = api.call("GET", f"/stacks/{name}/{stack_id}/resources").json()[
+        "resources"][0]["physical_resource_id"]
+    assert nova.get_server(server_id).is_locked is False
+
+    row.get_by_role("link", name=name).click()
+    page.get_by_label("Lock level").select_option("all")
+    page.get_by_label("Reason").fill("kernel patching")
+    page.locator("#action-lock").click()
+    expect(page.locator(".msg-success")).to_have_text(f"Lock of stack {name} started.")
+    status = page.locator("#stack-live .summary .status")
+    expect(status).to_have_text("LOCK_COMPLETE", timeout=120_000)
+    expect(page.locator("#stack-live .badge.lock")).to_have_text("Locked · all")
+    screenshot(page, "keystone-member-locked-server")
+    server = nova.get_server(server_id)
+    assert (server.is_locked, server.locked_reason) == (
+        True, f"heatweb stack {name} locked: kernel patching")
+
+    page.locator("#action-unlock").click()
+    expect(status).to_have_text("UNLOCK_COMPLETE", timeout=120_000)
+    assert nova.get_server(server_id).is_locked is False
+    assert api.call("DELETE", f"/stacks/{name}/{stack_id}").status_code == 204
+    api.wait(f"/stacks/{name}/{stack_id}", "DELETE_COMPLETE")

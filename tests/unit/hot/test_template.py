@@ -239,3 +239,25 @@ def test_contradicting_immutability_flags(flags):
     with pytest.raises(InvalidTemplate, match="says both"):
         Template.parse({"heat_template_version": "2016-10-14",
                         "parameters": {"p": {"type": "string", **flags}}})
+
+
+@pytest.mark.parametrize("snippet", [
+    {"str_split": [",", "," * 400_000]},  # 400 KB of text, 400,001 parts
+    {"map_merge": [{f"k{i}-{j}": "v" * 100 for i in range(400)} for j in range(3)]},
+])
+def test_split_and_merge_are_refused_before_they_are_built(snippet):
+    template = Template.parse({"heat_template_version": "2016-10-14"},
+                              limits=Limits(max_value_bytes=64 * 1024))
+    tracemalloc.start()
+    with pytest.raises(RequestLimitExceeded, match="larger than 65536 bytes"):
+        template.resolve(snippet, {}, None)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 2 * 1024 * 1024  # 400,001 parts would take ~25 MB
+
+
+def test_str_split_needs_a_delimiter():
+    template = Template.parse({"heat_template_version": "2016-10-14"})
+    with pytest.raises(StackValidationFailed, match="non-empty delimiter"):
+        template.resolve({"str_split": ["", "abc"]}, {}, None)
+    assert template.resolve({"str_split": [",", "a,b"]}, {}, None) == ["a", "b"]
