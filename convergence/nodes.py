@@ -18,6 +18,7 @@ from stacks.models import states as st
 from stacks.models.events import EventRecorder
 from stacks.plugins import InputLookup, NodeContext, node_data, plugin_class, plugin_context, \
     plugin_for
+from stacks.resources.base import ResourceFailure
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 
 log = logging.getLogger(__name__)
@@ -172,7 +173,15 @@ def converge_update(ctx, res, *, data):
 
 
 def replace(ctx, res, *, defn, cls, props, pending):
-    """Create a new resource for ``res``; its cleanup node deletes the old one."""
+    """Create a new resource for ``res``; its cleanup node deletes the old one.
+
+    The old one first hands over what its replacement takes (a server's
+    ports); when it cannot, the update fails before anything new is made.
+    """
+    try:
+        plugin_for(ctx, res).prepare_for_replace()
+    except ResourceFailure as error:
+        return _fail_unstarted(ctx, res, error=error)
     new = Resource.objects.create(stack_id=res.stack_id, name=res.name, type=defn.type,
                                   replaces=res, template_id=pending["template_id"],
                                   requires=pending["requires"])

@@ -92,6 +92,15 @@ class CloudDriver(ABC):
         """Release the server's lock."""
 
     @abstractmethod
+    def server_port_detach(self, server_id, port_id):
+        """Detach port ``port_id`` from the server and return once the port is free.
+
+        Used before a server is replaced, so that its replacement can take the
+        port (Heat's ``prepare_for_replace``). A port already detached, or a
+        server gone, is fine.
+        """
+
+    @abstractmethod
     def image_create(self, *, project_id, name, creation_key=None, data=None, **fields):
         """Register an image (from ``location`` or the bytes in ``data``); returns its id."""
 

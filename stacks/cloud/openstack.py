@@ -243,6 +243,26 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
     def server_unlock(self, server_id):
         call(self.conn.compute.unlock_server, self._existing_server(server_id))
 
+    def server_port_detach(self, server_id, port_id):
+        port = _gone(self.conn.network.get_port, port_id)
+        if port is None or port.device_id != server_id:
+            return  # gone, or not (any more) this server's
+        if _gone(self.conn.compute.get_server, server_id) is not None:
+            try:
+                call(self.conn.compute.delete_server_interface, port_id, server=server_id)
+            except CloudNotFound:
+                pass
+        # Nova detaches asynchronously; as Heat does, wait (bounded) until Neutron
+        # shows the port free, or its replacement's boot fails "port in use".
+        deadline = time.monotonic() + settings.HEATWEB.get("PORT_DETACH_SECONDS", 60)
+        while time.monotonic() < deadline:
+            port = _gone(self.conn.network.get_port, port_id)
+            if port is None or not port.device_id:
+                return
+            time.sleep(0.5)
+        raise CloudError(f"Port {port_id} was not detached from server {server_id} within "
+                         f"{settings.HEATWEB.get('PORT_DETACH_SECONDS', 60)} s")
+
     # Images ------------------------------------------------------------------------
 
     @staticmethod

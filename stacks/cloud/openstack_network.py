@@ -5,6 +5,8 @@ adapter, so the fields are Neutron's own names (``network_id``,
 ``fixed_ips``, ``admin_state_up`` ...), the same ones the simulated cloud
 keeps. A security group's ``rules`` become security group rules.
 """
+import uuid
+
 from openstack import exceptions as os_exceptions
 
 from stacks.cloud.driver import NETWORK_KINDS, CloudError, CloudNotFound
@@ -40,6 +42,35 @@ class NetworkCalls:
         items = found[self._kind(kind).replace("-", "_")]
         return items[0]["id"] if items else None
 
+    def _id_of(self, kind, name_or_id):
+        """The id of the ``kind`` named (or with id) ``name_or_id``: Heat takes either."""
+        try:
+            uuid.UUID(str(name_or_id))
+            return name_or_id
+        except ValueError:
+            pass
+        items = self._rest("GET", f"/{self._kind(kind)}", params={"name": name_or_id})[
+            self._kind(kind).replace("-", "_")]
+        if len(items) != 1:
+            raise (CloudNotFound if not items else CloudError)(
+                f"{'No' if not items else 'More than one'} {kind.replace('_', ' ')} "
+                f"named {name_or_id} (HTTP {404 if not items else 409})")
+        return items[0]["id"]
+
+    def _resolved(self, kind, fields):
+        """Names in a subnet's or port's references turned into ids, as Neutron wants them."""
+        if kind in ("subnet", "port") and fields.get("network_id"):
+            fields["network_id"] = self._id_of("network", fields["network_id"])
+        if kind == "port":
+            if fields.get("fixed_ips"):
+                fields["fixed_ips"] = [
+                    {**ip, **({"subnet_id": self._id_of("subnet", ip["subnet_id"])}
+                              if ip.get("subnet_id") else {})} for ip in fields["fixed_ips"]]
+            if fields.get("security_groups"):
+                fields["security_groups"] = [self._id_of("security_group", group)
+                                             for group in fields["security_groups"]]
+        return fields
+
     def network_object_create(self, kind, *, project_id, name, creation_key=None, **fields):
         collection = self._kind(kind)
         if creation_key:
@@ -47,7 +78,7 @@ class NetworkCalls:
             if existing:
                 return existing
         rules = fields.pop("rules", None)
-        body = {k: v for k, v in fields.items() if v is not None}
+        body = self._resolved(kind, {k: v for k, v in fields.items() if v is not None})
         created = self._rest("POST", f"/{collection}", json={kind: {"name": name, **body}})[kind]
         if creation_key:  # this Neutron takes no tags in a POST: tag right after
             self._rest("PUT", f"/{collection}/{created['id']}/tags/{TAG_PREFIX}{creation_key}")
@@ -75,7 +106,8 @@ class NetworkCalls:
         collection = self._kind(kind)
         rules = fields.pop("rules", None)
         if fields:
-            self._rest("PUT", f"/{collection}/{object_id}", json={kind: fields})
+            self._rest("PUT", f"/{collection}/{object_id}",
+                       json={kind: self._resolved(kind, fields)})
         if kind == "security_group" and rules is not None:
             self._replace_rules(self.network_object_get(kind, object_id) or {}, rules)
 

@@ -9,6 +9,7 @@ refuses delete/suspend/resume/reboot/rebuild, a protected image refuses
 deletion. ``inject_fault`` makes a named operation fail.
 """
 import time
+import uuid
 from datetime import timedelta
 
 from django.conf import settings
@@ -82,10 +83,11 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
                 return made[0]
         self._fault("server_create", project_id)
         boot = settings.HEATWEB.get("SIM_BOOT_SECONDS", 0)
-        nics = self._attach(project_id, networks or [])
+        server_id = uuid.uuid4().hex
+        nics = self._attach(project_id, networks or [], server_id=server_id)
         count = SimServer.objects.count() + 1
         server = SimServer.objects.create(
-            project_id=project_id, name=name, image=image, flavor=flavor,
+            id=server_id, project_id=project_id, name=name, image=image, flavor=flavor,
             metadata=metadata or {}, user_data=user_data or "", networks=nics,
             creation_key=creation_key or "",
             address=nics[0]["addr"] if nics else f"10.0.{count // 250 % 250}.{count % 250 + 2}",
@@ -97,23 +99,27 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
             time.sleep(latency)
         return server.id
 
-    def _attach(self, project_id, networks):
+    def _attach(self, project_id, networks, *, server_id):
         """Each of Heat's ``networks`` entries as ``{network, addr, port, auto}``.
 
         A network (not a port) gets a port made for the server, as Nova does;
-        it goes with the server.
+        it goes with the server. A port given is bound to the server (its
+        ``device_id``); one bound to another live server is refused, as Nova
+        refuses it.
         """
         nics = []
         for entry in networks:
             port_id, auto = entry.get("port"), False
-            if not port_id:
+            if port_id:
+                self._port_bind(self._resolve("port", port_id), server_id)
+            else:
                 network = entry.get("network") or entry.get("uuid")
                 if not network:
                     continue
                 fixed = [{"ip_address": entry["fixed_ip"]}] if entry.get("fixed_ip") else None
                 port_id = self.network_object_create(
                     "port", project_id=project_id, name="", network_id=network,
-                    fixed_ips=fixed, device_owner="compute:nova")
+                    fixed_ips=fixed, device_owner="compute:nova", device_id=server_id)
                 auto = True
             network_name, address = self.port_address(port_id)
             nics.append({"network": network_name, "addr": address, "port": port_id,
@@ -194,6 +200,8 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
         for nic in server.networks or []:
             if isinstance(nic, dict) and nic.get("auto"):
                 self.network_object_delete("port", nic["port"])
+            elif isinstance(nic, dict) and nic.get("port"):
+                self._port_unbind(nic["port"], server.pk)
         if server.status != "DELETING":
             self._transition(server, "DELETING", "SIM_DELETE_SECONDS")
 
@@ -229,6 +237,27 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
     def server_unlock(self, server_id):
         server = self._server(server_id, "server_unlock")
         SimServer.objects.filter(pk=server.pk).update(locked=False, locked_reason="")
+
+    def server_port_detach(self, server_id, port_id):
+        server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
+        if server is not None:
+            SimServer.objects.filter(pk=server.pk).update(networks=[
+                nic for nic in server.networks or []
+                if not (isinstance(nic, dict) and nic.get("port") == port_id)])
+        self._port_unbind(port_id, server_id)
+
+    def _port_bind(self, port, server_id):
+        holder = port.fields.get("device_id")
+        if holder and holder != server_id and SimServer.objects.filter(
+                pk=holder, deleted_at__isnull=True).exclude(status="DELETED").exists():
+            raise CloudError(f"Port {port.pk} is still in use. (HTTP 409)")
+        self.network_object_update("port", port.pk, device_id=server_id,
+                                   device_owner="compute:nova")
+
+    def _port_unbind(self, port_id, server_id):
+        port = self.network_object_get("port", port_id)
+        if port is not None and port.get("device_id") == server_id:
+            self.network_object_update("port", port_id, device_id="", device_owner="")
 
     def server_confirm_resize(self, server_id):
         """Nothing to confirm: a simulated resize is done at once."""

@@ -74,9 +74,29 @@ class SimulatedNetworks:
             fields["fixed_ips"] = self._port_ips(network.pk, fields.get("fixed_ips"))
             fields.setdefault("mac_address", "fa:16:3e:" + ":".join(
                 uuid.uuid4().hex[i:i + 2] for i in (0, 2, 4)))
+            if fields.get("security_groups"):
+                fields["security_groups"] = self._group_ids(fields["security_groups"],
+                                                            project_id)
         elif kind == "security_group":
             fields["security_group_rules"] = fields.pop("rules", None) or []
         return fields
+
+    def _group_ids(self, groups, project_id):
+        """Security group names or ids as ids; a project's ``default`` group is made on first
+        use, as Neutron makes it."""
+        ids = []
+        for group in groups:
+            row = _live(kind="security_group", pk=group).first() or _live(
+                kind="security_group", name=group, project_id=project_id).first()
+            if row is None and group == "default":
+                row = SimNetworkObject.objects.create(
+                    kind="security_group", project_id=project_id, name="default",
+                    id=str(uuid.uuid4()), fields=self._complete("security_group", {
+                        "description": "Default security group"}, project_id))
+            if row is None:
+                raise CloudNotFound(f"Security group {group} could not be found. (HTTP 404)")
+            ids.append(row.pk)
+        return ids
 
     def network_object_create(self, kind, *, project_id, name, creation_key=None, **fields):
         if kind not in NETWORK_KINDS:
@@ -108,6 +128,8 @@ class SimulatedNetworks:
         if "rules" in fields:
             fields["security_group_rules"] = fields.pop("rules") or []
         name = fields.pop("name", row.name)
+        if kind == "port" and fields.get("security_groups"):
+            fields["security_groups"] = self._group_ids(fields["security_groups"], row.project_id)
         SimNetworkObject.objects.filter(pk=row.pk).update(name=name or "",
                                                           fields={**row.fields, **fields})
 

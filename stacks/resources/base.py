@@ -215,6 +215,9 @@ class ResourcePlugin:
     def handle_check(self):
         return None
 
+    def prepare_for_replace(self):
+        """Before its replacement is created: hand over what the replacement takes (Heat's hook)."""
+
     def check_check_complete(self, cookie):
         return waited(cookie)
 

@@ -122,6 +122,14 @@ class Server(ResourcePlugin):
             return False
         return self._expect(None, "ACTIVE")
 
+    def prepare_for_replace(self):
+        """Detach the ports given in ``networks``: the replacement boots on them."""
+        if not self.physical_id:
+            return
+        for entry in self._networks(self.properties):
+            if entry.get("port"):
+                _cloud_call(self.cloud.server_port_detach, self.physical_id, entry["port"])
+
     def handle_delete(self):
         if self.physical_id:
             _cloud_call(self.cloud.server_delete, self.physical_id)

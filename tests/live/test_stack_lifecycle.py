@@ -177,6 +177,36 @@ def test_update_in_place_replacement_and_patch(hc):
     assert [r.resource_name for r in hc.resources.list(sid)] == ["inplace"]
 
 
+def test_a_server_on_a_port_is_replaced_onto_the_same_port(hc):
+    """As Heat's prepare_for_replace: the old server lets go of the port, the new one boots
+    on it (without that, the cloud refuses the new server: the port is still in use)."""
+    def template(image):
+        return {"heat_template_version": "2016-10-14", "resources": {
+            "net": {"type": "OS::Neutron::Net"},
+            "subnet": {"type": "OS::Neutron::Subnet", "properties": {
+                "network": {"get_resource": "net"}, "cidr": "10.9.0.0/24"}},
+            "port": {"type": "OS::Neutron::Port", "depends_on": "subnet",
+                     "properties": {"network": {"get_resource": "net"}}},
+            "web": {"type": "OS::Nova::Server", "properties": {
+                "image": image, "flavor": "m1.tiny",
+                "networks": [{"port": {"get_resource": "port"}}]}}},
+            "outputs": {"address": {"value": {"get_attr": ["web", "first_address"]}},
+                        "port": {"value": {"get_attr": ["port", "fixed_ips", 0, "ip_address"]}}}}
+
+    _, sid = create(hc, template("cirros"))
+    stack = wait_stack(hc, sid, "CREATE_COMPLETE")
+    before = {r.resource_name: r.physical_resource_id for r in hc.resources.list(sid)}
+    outputs = {o["output_key"]: o["output_value"] for o in stack.outputs}
+    assert outputs["address"] == outputs["port"]
+
+    hc.stacks.update(sid, template=template("fedora"))  # a new image: a new server
+    stack = wait_stack(hc, sid, "UPDATE_COMPLETE")
+    after = {r.resource_name: r.physical_resource_id for r in hc.resources.list(sid)}
+    assert after["web"] != before["web"] and after["port"] == before["port"]
+    # The new server's address is the port's: it booted on it.
+    assert {o["output_key"]: o["output_value"] for o in stack.outputs} == outputs
+
+
 def test_suspend_resume_check_and_wrong_states(hc):
     _, sid = create(hc, MIXED)
     wait_stack(hc, sid, "CREATE_COMPLETE")

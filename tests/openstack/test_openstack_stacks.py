@@ -23,7 +23,8 @@ def template(tag, *, server_props=None, metadata=None, other_user_data=""):
                 "name": f"{tag}-subnet", "network": {"get_resource": "net"},
                 "cidr": "10.42.0.0/24"}},
             "port": {"type": "OS::Neutron::Port", "depends_on": ["subnet"], "properties": {
-                "name": f"{tag}-port", "network": {"get_resource": "net"}}},
+                "name": f"{tag}-port", "network": f"{tag}-net",  # by name, as Heat takes it
+                "security_groups": ["default"]}},
             "image": {"type": "OS::Glance::Image", "properties": {
                 "name": f"{tag}-image", "data": "not really a disk\n", "disk_format": "raw",
                 "container_format": "bare"}},
@@ -60,6 +61,8 @@ def test_a_stack_of_network_port_image_and_servers_lives_in_the_cloud(member, cl
     assert cloud.network.get_subnet(ids["subnet"]).cidr == "10.42.0.0/24"
     port = cloud.network.get_port(ids["port"])
     assert (port.name, port.device_id) == (f"{tag}-port", ids["web"])
+    assert port.security_group_ids == [cloud.network.find_security_group(
+        "default", ignore_missing=False).id]
     assert cloud.image.get_image(ids["image"]).name == f"{tag}-image"
     address = port.fixed_ips[0]["ip_address"]
     assert outputs(heat, stack_id) == {"address": address, "port_ip": address}
@@ -74,22 +77,28 @@ def test_a_stack_of_network_port_image_and_servers_lives_in_the_cloud(member, cl
     assert server.metadata["role"] == "db" and "heatweb_creation_key" in server.metadata
 
     # Update with replacement: new user_data is a new server; the old one is deleted.
+    # The server on the port is replaced onto the same port (Nova detaches it first).
     heat.stacks.update(stack_id, template=template(
-        tag, server_props={"name": f"{tag}-renamed"}, metadata={"role": "db"},
-        other_user_data="#!/bin/sh\necho v2\n"))
+        tag, server_props={"name": f"{tag}-renamed", "user_data": "#!/bin/sh\necho v2\n"},
+        metadata={"role": "db"}, other_user_data="#!/bin/sh\necho v2\n"))
     wait_stack(heat, stack_id, "UPDATE_COMPLETE")
-    new_id = physical(heat, stack_id)["other"]
-    assert new_id != ids["other"]
+    new_ids = physical(heat, stack_id)
+    new_id, new_web = new_ids["other"], new_ids["web"]
+    assert new_id != ids["other"] and new_web != ids["web"]
     assert cloud.compute.get_server(new_id).status == "ACTIVE"
+    assert cloud.compute.get_server(new_web).status == "ACTIVE"
+    assert cloud.network.get_port(ids["port"]).device_id == new_web
+    assert outputs(heat, stack_id)["address"] == address
     wait_for(lambda: cloud.compute.find_server(ids["other"]) is None, "the old server gone")
+    wait_for(lambda: cloud.compute.find_server(ids["web"]) is None, "the old web server gone")
 
     # Suspend and resume reach Nova.
     heat.actions.suspend(stack_id)
     wait_stack(heat, stack_id, "SUSPEND_COMPLETE")
-    assert {cloud.compute.get_server(i).status for i in (new_id, ids["web"])} == {"SUSPENDED"}
+    assert {cloud.compute.get_server(i).status for i in (new_id, new_web)} == {"SUSPENDED"}
     heat.actions.resume(stack_id)
     wait_stack(heat, stack_id, "RESUME_COMPLETE")
-    assert {cloud.compute.get_server(i).status for i in (new_id, ids["web"])} == {"ACTIVE"}
+    assert {cloud.compute.get_server(i).status for i in (new_id, new_web)} == {"ACTIVE"}
 
     # Delete removes every object.
     ids = physical(heat, stack_id)

@@ -110,3 +110,46 @@ def test_a_server_in_error_fails_with_the_cloud_fault():
     with pytest.raises(ResourceFailure,
                        match='Went to status ERROR due to "Message: No valid host was found."'):
         server.check_create_complete(None)
+
+
+@pytest.mark.django_db
+def test_a_port_is_handed_to_the_replacement_of_its_server():
+    net = plugin("OS::Neutron::Net", "net", {"name": "blue"}, resource_id=1)
+    net.handle_create()
+    plugin("OS::Neutron::Subnet", "subnet", {"network": net.physical_id,
+                                             "cidr": "10.8.0.0/24"}, resource_id=2).handle_create()
+    port = plugin("OS::Neutron::Port", "port", {"network": net.physical_id}, resource_id=3)
+    port.handle_create()
+    props = {"image": "i", "flavor": "f", "networks": [{"port": port.physical_id}]}
+    old = plugin("OS::Nova::Server", "server", props, resource_id=4)
+    old.handle_create()
+    assert port.get_attribute("device_id") == old.physical_id
+    new = plugin("OS::Nova::Server", "server", {**props, "image": "j"}, resource_id=5)
+    with pytest.raises(ResourceFailure, match=f"Port {port.physical_id} is still in use"):
+        new.handle_create()
+
+    old.prepare_for_replace()
+    assert port.get_attribute("device_id") == ""
+    new.handle_create()
+    assert port.get_attribute("device_id") == new.physical_id
+    assert new.get_attribute("first_address") == "10.8.0.2"
+    old.handle_delete()  # the old server's delete leaves the port to its new holder
+    assert port.get_attribute("device_id") == new.physical_id
+
+
+@pytest.mark.django_db
+def test_a_port_takes_security_groups_by_name_and_the_default_group_exists():
+    net = plugin("OS::Neutron::Net", "net", {}, resource_id=1)
+    net.handle_create()
+    web = plugin("OS::Neutron::SecurityGroup", "sg", {"name": "web"}, resource_id=2)
+    web.handle_create()
+    port = plugin("OS::Neutron::Port", "port", {"network": net.physical_id,
+                                                "security_groups": ["default", "web"]},
+                  resource_id=3)
+    port.handle_create()
+    default = SimNetworkObject.objects.get(kind="security_group", name="default")
+    assert port.get_attribute("security_groups") == [default.pk, web.physical_id]
+    with pytest.raises(ResourceFailure, match="Security group nosuch could not be found"):
+        plugin("OS::Neutron::Port", "port2", {"network": net.physical_id,
+                                              "security_groups": ["nosuch"]},
+               resource_id=4).handle_create()
