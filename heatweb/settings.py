@@ -258,6 +258,8 @@ HEATWEB = {
     # interval grows from WAIT_MIN to WAIT_MAX seconds as a wait gets longer.
     "WAIT_MIN_SECONDS": _env_float("HEATWEB_WAIT_MIN_SECONDS", 1),
     "WAIT_MAX_SECONDS": _env_float("HEATWEB_WAIT_MAX_SECONDS", 10),
+    # Before a server on a port is replaced, how long Nova may take to detach the port.
+    "PORT_DETACH_SECONDS": _env_float("HEATWEB_PORT_DETACH_SECONDS", 60),
     # How long a software deployment waits for its agent's signal when its stack
     # has no timeout_mins (Heat's default stack timeout).
     "DEPLOYMENT_TIMEOUT_MINS": _env_float("HEATWEB_DEPLOYMENT_TIMEOUT_MINS", 60),

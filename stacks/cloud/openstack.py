@@ -254,14 +254,14 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
                 pass
         # Nova detaches asynchronously; as Heat does, wait (bounded) until Neutron
         # shows the port free, or its replacement's boot fails "port in use".
-        deadline = time.monotonic() + settings.HEATWEB.get("PORT_DETACH_SECONDS", 60)
+        deadline = time.monotonic() + settings.HEATWEB["PORT_DETACH_SECONDS"]
         while time.monotonic() < deadline:
             port = _gone(self.conn.network.get_port, port_id)
             if port is None or not port.device_id:
                 return
             time.sleep(0.5)
         raise CloudError(f"Port {port_id} was not detached from server {server_id} within "
-                         f"{settings.HEATWEB.get('PORT_DETACH_SECONDS', 60)} s")
+                         f"{settings.HEATWEB['PORT_DETACH_SECONDS']} s")
 
     # Images ------------------------------------------------------------------------
 
