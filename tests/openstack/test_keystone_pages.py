@@ -45,6 +45,19 @@ def sign_in(page, cloud, account, password=None):
     page.get_by_role("button", name="Sign in").click()
 
 
+def launch(page, name, template, *, timeout_ms):
+    """Launch ``template`` as ``name`` from the stacks page; its row once CREATE_COMPLETE."""
+    page.get_by_role("link", name="Launch stack").first.click()
+    page.get_by_label("Stack name").fill(name)
+    page.get_by_label("Template (HOT, YAML or JSON)").fill(template)
+    page.get_by_role("button", name="Next: parameters").click()
+    page.get_by_role("button", name="Launch").click()
+    expect(page.locator(".msg-success")).to_have_text(f"Launch of stack {name} started.")
+    row = page.locator("tr.stack-row", has_text=name)
+    expect(row).to_contain_text("CREATE_COMPLETE", timeout=timeout_ms)
+    return row
+
+
 def test_a_wrong_keystone_password_is_refused(page, cloud):
     sign_in(page, cloud, "heatweb-demo-member", password="not-the-password")
     expect(page.get_by_role("alert")).to_contain_text("correct username and password")
@@ -80,14 +93,7 @@ def test_a_member_signs_in_with_keystone_and_launches_a_stack_with_a_trust(page,
     expect(page.locator("#project-select option:checked")).to_have_text("demo")
     expect(page.locator(".project-switch .role")).to_have_text("member")
     name = f"pg{uuid.uuid4().hex[:8]}"
-    page.get_by_role("link", name="Launch stack").first.click()
-    page.get_by_label("Stack name").fill(name)
-    page.get_by_label("Template (HOT, YAML or JSON)").fill(TEMPLATE)
-    page.get_by_role("button", name="Next: parameters").click()
-    page.get_by_role("button", name="Launch").click()
-    expect(page.locator(".msg-success")).to_have_text(f"Launch of stack {name} started.")
-    row = page.locator("tr.stack-row", has_text=name)
-    expect(row).to_contain_text("CREATE_COMPLETE", timeout=60_000)
+    row = launch(page, name, TEMPLATE, timeout_ms=60_000)
     screenshot(page, "keystone-member-stack")
     # The page's launch made the stack's trust from the sign-in's Keystone token.
     new = [t for k, t in cloud.trusts(user_id).items() if k not in before]
@@ -115,13 +121,7 @@ def test_a_member_locks_a_real_nova_server_from_the_browser(page, cloud, service
     sign_in(page, cloud, "heatweb-demo-member")
     page.wait_for_url("**/")
     name = f"pl{uuid.uuid4().hex[:8]}"
-    page.get_by_role("link", name="Launch stack").first.click()
-    page.get_by_label("Stack name").fill(name)
-    page.get_by_label("Template (HOT, YAML or JSON)").fill(SERVER_TEMPLATE)
-    page.get_by_role("button", name="Next: parameters").click()
-    page.get_by_role("button", name="Launch").click()
-    row = page.locator("tr.stack-row", has_text=name)
-    expect(row).to_contain_text("CREATE_COMPLETE", timeout=180_000)
+    row = launch(page, name, SERVER_TEMPLATE, timeout_ms=180_000)
     stack_id = api.call("GET", f"/stacks/{name}").json()["stack"]["id"]
     server_id = api.call("GET", f"/stacks/{name}/{stack_id}/resources").json()[
         "resources"][0]["physical_resource_id"]
