@@ -5,7 +5,8 @@ Reads the usual environment: Keystone credentials (``OS_AUTH_URL``,
 catalog), or ``OS_AUTH_TOKEN`` (or ``OS_TOKEN``) and
 ``HEAT_URL`` (the v1 endpoint, ``http://host:8004/v1/<project_id>``), or
 ``OS_ORCHESTRATION_URL`` + ``OS_PROJECT_ID``. Adds what python-heatclient's
-own shell lacks: ``action-lock [--level] [--reason]`` and ``action-unlock``.
+own shell lacks: ``action-lock [--level] [--reason] [--expires-in|--expires-at]
+[--dry-run]``, ``action-unlock``, ``lock-history`` and ``lock-list``.
 """
 import argparse
 import json
@@ -120,11 +121,38 @@ def _action(name):
 
 
 def action_lock(hc, args):
-    body = {"lock": {"level": args.level} if args.level else None}
+    options = {"level": args.level} if args.level else {}
+    if args.expires_in:
+        options["duration"] = args.expires_in
+    if args.expires_at:
+        options["expires_at"] = args.expires_at
+    body = {"lock": options or None}
     if args.reason:
         body["reason"] = args.reason
     hc.http_client.post(f"/stacks/{_identity(hc, args.id)}/actions", data=body)
     _stack_list(hc)
+
+
+def lock_history(hc, args):
+    query = f"?limit={args.limit}" if args.limit else ""
+    records = hc.http_client.get(f"/stacks/{_identity(hc, args.id)}/locks{query}").json()
+    fields = ["time", "kind", "user", "level", "reason", "expires_at", "held_seconds", "detail"]
+    utils.print_list([_Row(r) for r in records["locks"]], fields, sortby_index=None)
+
+
+def lock_list(hc, args):
+    query = "?all_projects=true" if args.all_projects else ""
+    stacks = hc.http_client.get(f"/locks{query}").json()["locked_stacks"]
+    fields = ["stack_name", "id", "project", "stack_status", "lock_level", "locked_by",
+              "locked_at", "lock_expires_at", "lock_reason"]
+    utils.print_list([_Row(s) for s in stacks], fields, sortby_index=None)
+
+
+class _Row:
+    """A JSON object as the attributes ``utils.print_list`` reads."""
+
+    def __init__(self, values):
+        self.__dict__.update(values)
 
 
 def action_unlock(hc, args):
@@ -184,8 +212,19 @@ def _parser():
     cmd = add("action-lock", action_lock, "Lock a stack (maintenance mode).")
     cmd.add_argument("--level", choices=("stacks", "all"))
     cmd.add_argument("--reason")
+    window = cmd.add_mutually_exclusive_group()
+    window.add_argument("--expires-in", metavar="DURATION",
+                        help='the engine unlocks the stack after this long: "30m", "2h", "1d"')
+    window.add_argument("--expires-at", metavar="TIME",
+                        help="the engine unlocks the stack then (ISO 8601, UTC if no zone)")
     cmd.add_argument("id")
     add("action-unlock", action_unlock, "Unlock a stack.").add_argument("id")
+    cmd = add("lock-history", lock_history,
+              "A stack's lock history: locks, relocks, unlocks, expiries, refusals.")
+    cmd.add_argument("--limit", type=int)
+    cmd.add_argument("id")
+    cmd = add("lock-list", lock_list, "The stacks locked now, by whom, since and until when.")
+    cmd.add_argument("--all-projects", action="store_true", help="every project (cloud admins)")
     return parser
 
 

@@ -9,12 +9,15 @@ class StacksConfig(AppConfig):
         # Register every built-in resource plugin, including the nested-stack ones.
         import stacks.resources  # noqa: F401
         import stacks.resources.stack  # noqa: F401
+        from convergence.recovery import on_sweep
         from convergence.services import on_stack_failed
         from stacks.resources.nested_stacks import nested
-        from stacks.services import lifecycle, nested as nested_services
+        from stacks.services import lifecycle, lock_windows, nested as nested_services
 
         # Interfaces registered at start, so the lower layers import no stack
         # service: nested-stack plugins reach child stacks, and the engine
         # hands a failed stack to the stack service (which decides to roll back).
         nested.register(nested_services)
         on_stack_failed(lifecycle.stack_failed)
+        # The sweep of every engine also expires locks whose window closed.
+        on_sweep(lock_windows.lock_expiry_sweep)

@@ -11,6 +11,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers as s
 
 from heatweb.openapi import HEAT_ERROR
+from stacks.api import lock_views as locks
 from stacks.api import meta_views as meta
 from stacks.api import views as v
 from stacks.api import webhooks
@@ -55,7 +56,7 @@ STACK_SUMMARY_FIELDS = {
     "stack_user_project_id": s.CharField(), "project": s.CharField(),
     "tags": s.ListField(child=s.CharField(), allow_null=True),
     "locked": s.BooleanField(), "lock_level": _text(), "lock_reason": _text(),
-    "locked_by": _text(), "locked_at": TIME}
+    "locked_by": _text(), "locked_at": TIME, "lock_expires_at": TIME}
 STACK_SUMMARY = _obj("StackSummary", STACK_SUMMARY_FIELDS)
 OUTPUT = _obj("StackOutput", {
     "output_key": s.CharField(), "description": _text(), "output_value": JSON(allow_null=True),
@@ -138,7 +139,11 @@ ANSWERS = {
     "server_metadata": _obj("ServerMetadata", {"metadata": s.ListField(child=JSON())}),
 }
 LOCK = inline_serializer("LockOptions", {
-    "level": s.ChoiceField(choices=["all", "stacks"], default="all", required=False)})
+    "level": s.ChoiceField(choices=["all", "stacks"], default="all", required=False),
+    "expires_at": s.CharField(required=False, help_text=(
+        "ISO 8601: the engine unlocks the stack then (the lock window closes)")),
+    "duration": s.CharField(required=False, help_text=(
+        'How long the lock lasts: "90s", "30m", "2h", "1d12h" (not with expires_at)'))})
 ACTION = inline_serializer("StackAction", {
     "suspend": JSON(required=False, allow_null=True), "resume": JSON(required=False,
                                                                      allow_null=True),
@@ -151,6 +156,19 @@ VALIDATE = inline_serializer("Validate", {"template": JSON(), "parameters": s.Di
     required=False), "environment": JSON(required=False), "files": s.DictField(required=False)})
 SIGNAL = s.DictField(child=JSON(allow_null=True), required=False,
                      help_text="Signal details (any JSON object)")
+
+LOCK_RECORD = _obj("LockRecord", {
+    "id": s.IntegerField(), "kind": s.ChoiceField(choices=[
+        "lock", "relock", "unlock", "expiry", "refusal", "heal"]),
+    "time": TIME, "user": _text(), "level": _text(), "reason": _text(),
+    "expires_at": TIME, "held_seconds": s.FloatField(allow_null=True), "detail": _text()})
+LOCKED_STACK = _obj("LockedStack", {
+    "id": s.UUIDField(), "stack_name": s.CharField(), "project": s.CharField(),
+    "stack_status": s.CharField(), "parent": _text(), "lock_level": _text(),
+    "lock_reason": _text(), "locked_by": _text(), "locked_at": TIME, "lock_expires_at": TIME,
+    "links": LINKS})
+ANSWERS["locks"] = _obj("LockHistory", {"locks": s.ListField(child=LOCK_RECORD)})
+ANSWERS["locked"] = _obj("LockedStacks", {"locked_stacks": s.ListField(child=LOCKED_STACK)})
 
 ERRORS = {code: OpenApiResponse(HEAT_ERROR, description=text) for code, text in (
     (400, "Bad request (e.g. InvalidTemplate, StackValidationFailed, "
@@ -203,6 +221,16 @@ DOCS = {
             'lock ({"lock": {"level": "all"|"stacks"}, "reason": "..."}; null or {} means '
             'level all) or unlock ({"unlock": null}). 200 when the action started; 409 '
             "StackLocked/ActionInProgress/InvalidStackState when the state table refuses."))),
+    locks.StackLockHistoryApi: dict(get=_op(
+        "A stack's lock history", answer=ANSWERS["locks"], parameters=[
+            OpenApiParameter("limit", str, description="Page size"),
+            OpenApiParameter("marker", str, description="id of the last record of the "
+                                                        "previous page"),
+            OpenApiParameter("sort_dir", str, description="desc (newest first) or asc")])),
+    locks.LockedStacksApi: dict(get=_op(
+        "Stacks locked now", answer=ANSWERS["locked"], parameters=[
+            OpenApiParameter("all_projects", str, description="true: every project's "
+                                                              "(cloud admins)")])),
     v.StackTemplateApi: dict(get=_op("The stack's template")),
     v.StackEnvironmentApi: dict(get=_op("The stack's environment", answer=ENVIRONMENT)),
     v.StackFilesApi: dict(get=_op("The stack's files", answer=s.DictField(child=s.CharField(

@@ -1,0 +1,53 @@
+"""Lock endpoints beyond the lock action: a stack's lock history, what is locked now."""
+from rest_framework.response import Response
+
+from heatweb.api import param_bool
+from heatweb.exceptions import Forbidden
+from heatweb.tokens import is_cloud_admin
+from stacks.api.representations import heat_time
+from stacks.api.views import StackApiBase
+from stacks.lock_selectors import lock_history, locked_now
+
+
+def lock_record_body(record):
+    return {"id": record.id, "kind": record.kind, "time": heat_time(record.at),
+            "user": record.username or None, "level": record.level or None,
+            "reason": record.reason or None, "expires_at": heat_time(record.expires_at),
+            "held_seconds": None if record.held_seconds is None else round(record.held_seconds, 3),
+            "detail": record.detail or None}
+
+
+def locked_stack_body(stack, root):
+    return {"id": str(stack.pk), "stack_name": stack.name, "project": stack.project_id,
+            "stack_status": stack.state, "parent": str(stack.parent_id) if stack.parent_id
+            else None, "lock_level": stack.lock_level or None,
+            "lock_reason": stack.lock_reason or None,
+            "locked_by": stack.locked_by.username if stack.locked_by_id else None,
+            "locked_at": heat_time(stack.locked_at),
+            "lock_expires_at": heat_time(stack.lock_expires_at),
+            "links": [{"href": f"{root}{stack.project_id}/stacks/{stack.name}/{stack.pk}",
+                       "rel": "self"}]}
+
+
+class StackLockHistoryApi(StackApiBase):
+    """``GET .../stacks/{name}/{id}/locks``: every lock, relock, unlock, expiry and refusal."""
+
+    def get(self, request, tenant_id, stack_name, stack_id):
+        stack = self.stack(stack_name, stack_id)
+        records = lock_history(stack, params=request.query_params)
+        return Response({"locks": [lock_record_body(r) for r in records]})
+
+
+class LockedStacksApi(StackApiBase):
+    """``GET /v1/{project}/locks``: the project's stacks locked now, by whom, since and until when.
+
+    ``all_projects=true``: every project's (cloud admins only).
+    """
+
+    def get(self, request, tenant_id):
+        everywhere = param_bool(request.query_params.get("all_projects"))
+        if everywhere and not is_cloud_admin(request.user):
+            raise Forbidden("Only a cloud admin may list the locked stacks of all projects.")
+        stacks = locked_now(None if everywhere else [self.project])
+        root = request.build_absolute_uri("/v1/")
+        return Response({"locked_stacks": [locked_stack_body(s, root) for s in stacks]})

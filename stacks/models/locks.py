@@ -1,0 +1,36 @@
+"""Lock history: one row per lock, relock, unlock, expiry, refusal and heal of a stack."""
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from stacks.models.stack import Stack
+
+KINDS = ("lock", "relock", "unlock", "expiry", "refusal", "heal")
+
+
+class LockRecord(models.Model):
+    """Who did what to a stack's lock, when, at which level, why and for how long.
+
+    ``username`` is kept as written (the user may be deleted later); the
+    engine's own records (an expiry, a heal) say "the engine". ``expires_at``
+    is the window a lock was taken for; ``held_seconds`` how long the lock
+    had held when it was released (unlock, expiry).
+    """
+
+    stack = models.ForeignKey(Stack, on_delete=models.CASCADE, related_name="lock_records")
+    kind = models.CharField(max_length=16, choices=[(k, k) for k in KINDS])
+    at = models.DateTimeField(default=timezone.now)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                             on_delete=models.SET_NULL, related_name="+")
+    username = models.CharField(max_length=150, blank=True, default="")
+    level = models.CharField(max_length=8, blank=True, default="")
+    reason = models.TextField(blank=True, default="")
+    expires_at = models.DateTimeField(null=True, blank=True)
+    held_seconds = models.FloatField(null=True, blank=True)
+    detail = models.TextField(blank=True, default="")
+
+    class Meta:
+        indexes = [models.Index(fields=["stack", "id"])]
+
+    def __str__(self):
+        return f"{self.kind} of {self.stack_id} by {self.username or 'the engine'}"

@@ -1,0 +1,245 @@
+"""Maintenance windows (issue 16): locks that expire, lock history, lock preview, locks that heal.
+
+Through python-heatclient's HTTP client and heatweb's ``heat`` command,
+against a live service of its own whose engines sweep every second (an
+expired lock whose unlock failed is retried by the sweep; physical locks
+are verified every second).
+"""
+import json
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from heatclient import exc
+
+from tests.conftest import LiveService
+from tests.live.door import heat_command
+
+pytestmark = pytest.mark.live
+
+SERVER_AND_IMAGE = {"heat_template_version": "2016-10-14", "resources": {
+    "image": {"type": "OS::Glance::Image", "properties": {"location": "http://img/x.qcow2"}},
+    "server": {"type": "OS::Nova::Server",
+               "properties": {"image": {"get_resource": "image"}, "flavor": "m1.small"}}}}
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    svc = LiveService(tmp_path_factory.mktemp("windows"), name="windows",
+                      HEATWEB_HEARTBEAT="0.5", HEATWEB_SWEEP_EVERY_BEATS="2",
+                      HEATWEB_LOCK_VERIFY_SECONDS="1").start()
+    yield svc
+    svc.stop()
+
+
+@pytest.fixture(scope="module")
+def info(service):
+    return service.issue_token(f"win-{uuid.uuid4().hex[:6]}", f"win-{uuid.uuid4().hex[:6]}")
+
+
+@pytest.fixture(scope="module")
+def hc(info):
+    from heatclient import client
+
+    return client.Client("1", endpoint=info["endpoint"], token=info["token"])
+
+
+def create(hc, template=SERVER_AND_IMAGE):
+    name = f"w{uuid.uuid4().hex[:8]}"
+    stack_id = hc.stacks.create(stack_name=name, template=template)["stack"]["id"]
+    wait(hc, f"{name}/{stack_id}", "CREATE_COMPLETE")
+    return f"{name}/{stack_id}"
+
+
+def show(hc, ident):
+    return hc.http_client.get(f"/stacks/{ident}").json()["stack"]
+
+
+def wait(hc, ident, state, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        stack = show(hc, ident)
+        if stack["stack_status"] == state:
+            return stack
+        time.sleep(0.2)
+    raise AssertionError(f"{ident}: {show(hc, ident)['stack_status']} "
+                         f"({show(hc, ident)['stack_status_reason']}), wanted {state}")
+
+
+def action(hc, ident, body):
+    return hc.http_client.post(f"/stacks/{ident}/actions", data=body)
+
+
+def history(hc, ident, **params):
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    return hc.http_client.get(f"/stacks/{ident}/locks?{query}").json()["locks"]
+
+
+def events(hc, ident):
+    return [e.resource_status_reason for e in hc.events.list(ident)]
+
+
+def cloud(service, code):
+    """Run ``code`` against the live service's cloud driver (``c``); its last printed line as JSON."""
+    script = "import json\nfrom stacks.cloud import get_cloud_driver\nc = get_cloud_driver()\n" + code
+    done = service.manage("shell", "-c", script)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def physical(hc, ident):
+    res = {r.resource_name: r.physical_resource_id for r in hc.resources.list(ident)}
+    return res["server"], res["image"]
+
+
+def protection(service, server, image):
+    return cloud(service, f"print(json.dumps([c.server_get('{server}')['locked'], "
+                          f"c.image_get('{image}')['protected']]))")
+
+
+def refused(call, status, fragment):
+    with pytest.raises(exc.HTTPException) as error:
+        call()
+    assert error.value.code == status, error.value
+    text = f"{error.value} {json.dumps(getattr(error.value, 'error', None))}"
+    assert fragment in text, text
+
+
+# Locks that expire ---------------------------------------------------------------------------
+
+def test_a_lock_for_three_seconds_unlocks_itself_and_the_history_shows_both(hc, service):
+    ident = create(hc)
+    server, image = physical(hc, ident)
+    action(hc, ident, {"lock": {"level": "all", "duration": "3s"}, "reason": "patching"})
+    locked = wait(hc, ident, "LOCK_COMPLETE")
+    expires = datetime.strptime(locked["lock_expires_at"], "%Y-%m-%dT%H:%M:%SZ")
+    locked_at = datetime.strptime(locked["locked_at"], "%Y-%m-%dT%H:%M:%SZ")
+    assert timedelta(seconds=2) <= expires - locked_at <= timedelta(seconds=4)
+    assert protection(service, server, image) == [True, True]
+    unlocked = wait(hc, ident, "UNLOCK_COMPLETE", timeout=30)
+    assert unlocked["locked"] is False and unlocked["lock_expires_at"] is None
+    assert protection(service, server, image) == [False, False]
+    assert any("lock window closed" in r and "expiry set by" in r for r in events(hc, ident))
+    expiry, lock = history(hc, ident)
+    assert (lock["kind"], lock["level"], lock["reason"]) == ("lock", "all", "patching")
+    assert lock["expires_at"] == locked["lock_expires_at"] and lock["user"] == locked["locked_by"]
+    assert (expiry["kind"], expiry["user"], expiry["level"]) == ("expiry", "the engine", "all")
+    assert "lock window closed" in expiry["detail"] and expiry["held_seconds"] >= 2
+
+
+def test_a_lock_until_a_time_and_a_relock_without_one(hc):
+    ident = create(hc)
+    until = (datetime.now(timezone.utc) + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    action(hc, ident, {"lock": {"level": "stacks", "expires_at": until}})
+    assert wait(hc, ident, "LOCK_COMPLETE")["lock_expires_at"] == until
+    # Old bodies keep working: a relock to change the level ends the window.
+    action(hc, ident, {"lock": {"level": "all"}})
+    relocked = wait(hc, ident, "LOCK_COMPLETE")
+    assert (relocked["lock_level"], relocked["lock_expires_at"]) == ("all", None)
+    assert [r["kind"] for r in history(hc, ident)] == ["relock", "lock"]
+
+
+def test_bad_windows_are_refused_before_the_state_is_asked(hc):
+    ident = create(hc, {"heat_template_version": "2016-10-14",
+                        "resources": {"n": {"type": "OS::Heat::None"}}})
+    past = (datetime.now(timezone.utc) - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for lock, fragment in [({"duration": "forever"}, "Invalid lock duration"),
+                           ({"duration": "0s"}, "Invalid lock duration"),
+                           ({"duration": "100000w"}, "at most"),
+                           ({"expires_at": "tomorrow"}, "ISO 8601"),
+                           ({"expires_at": past}, "not in the future"),
+                           ({"expires_at": past, "duration": "1h"}, "not both"),
+                           ({"until": "1h"}, "Unknown lock option")]:
+        refused(lambda: action(hc, ident, {"lock": lock}), 400, fragment)
+    assert show(hc, ident)["stack_status"] == "CREATE_COMPLETE"
+
+
+def test_an_expired_lock_on_a_lock_failed_stack_is_unlocked_and_reported(hc, service):
+    ident = create(hc)
+    cloud(service, "from stacks.cloud.simulated import SimulatedCloud\n"
+                   "SimulatedCloud.inject_fault('server_lock', 'lock service down')\n"
+                   "print('{}')")
+    action(hc, ident, {"lock": {"level": "all", "duration": "2s"}})
+    wait(hc, ident, "LOCK_FAILED")
+    wait(hc, ident, "UNLOCK_COMPLETE", timeout=30)
+    reasons = events(hc, ident)
+    assert any("lock window closed" in r and "the lock had failed" in r
+               and "lock service down" in r for r in reasons), reasons
+    assert [r["kind"] for r in history(hc, ident)] == ["expiry", "lock"]
+
+
+def test_an_expired_lock_whose_unlock_fails_is_retried(hc, service):
+    ident = create(hc)
+    server, image = physical(hc, ident)
+    cloud(service, "from stacks.cloud.simulated import SimulatedCloud\n"
+                   "SimulatedCloud.inject_fault('server_unlock', 'unlock refused once')\n"
+                   "print('{}')")
+    action(hc, ident, {"lock": {"level": "all", "duration": "2s"}})
+    wait(hc, ident, "LOCK_COMPLETE")
+    wait(hc, ident, "UNLOCK_COMPLETE", timeout=40)
+    assert protection(service, server, image) == [False, False]
+    tries = [r for r in history(hc, ident, sort_dir="asc") if r["kind"] == "expiry"]
+    assert len(tries) == 2 and "attempt 2" in tries[1]["detail"], tries
+    assert "unlock refused once" in tries[1]["detail"]
+
+
+# Lock history --------------------------------------------------------------------------------
+
+def test_history_records_refusals_and_pages(hc, info):
+    ident = create(hc, {"heat_template_version": "2016-10-14",
+                        "resources": {"n": {"type": "OS::Heat::None"}}})
+    action(hc, ident, {"lock": {"level": "stacks"}, "reason": "audit"})
+    wait(hc, ident, "LOCK_COMPLETE")
+    refused(lambda: action(hc, ident, {"suspend": None}), 409, "StackLocked")
+    refused(lambda: hc.stacks.delete(ident), 409, "StackLocked")
+    action(hc, ident, {"unlock": None})
+    wait(hc, ident, "UNLOCK_COMPLETE")
+    records = history(hc, ident)
+    assert [r["kind"] for r in records] == ["unlock", "refusal", "refusal", "lock"]
+    assert records[0]["held_seconds"] is not None and records[0]["reason"] == "audit"
+    assert {records[1]["detail"].split(":")[0], records[2]["detail"].split(":")[0]} == \
+        {"delete refused", "suspend refused"}
+    assert all(r["user"] == records[-1]["user"] for r in records)
+    first = history(hc, ident, limit=2)
+    rest = history(hc, ident, limit=2, marker=first[-1]["id"])
+    assert [r["id"] for r in first + rest] == [r["id"] for r in records]
+    assert [r["id"] for r in history(hc, ident, sort_dir="asc")] == \
+        [r["id"] for r in reversed(records)]
+    refused(lambda: history(hc, ident, marker="nope"), 400, "Marker")
+    shown = heat_command(info, "lock-history", ident.split("/")[0])
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("refusal") == 2 and "audit" in shown.stdout
+
+
+def test_locked_now_lists_the_project_and_only_admins_see_every_project(hc, service, info):
+    ident = create(hc, {"heat_template_version": "2016-10-14",
+                        "resources": {"n": {"type": "OS::Heat::None"}}})
+    action(hc, ident, {"lock": {"level": "stacks", "duration": "1h"}, "reason": "freeze"})
+    wait(hc, ident, "LOCK_COMPLETE")
+    locked = hc.http_client.get("/locks").json()["locked_stacks"]
+    mine = [s for s in locked if s["id"] == ident.split("/")[1]]
+    assert len(mine) == 1 and mine[0]["lock_reason"] == "freeze" and mine[0]["lock_expires_at"]
+    assert mine[0]["locked_by"] == show(hc, ident)["locked_by"]
+    refused(lambda: hc.http_client.get("/locks?all_projects=true"), 403, "cloud admin")
+    admin = service.heat(f"adm-{uuid.uuid4().hex[:6]}", f"admp-{uuid.uuid4().hex[:6]}",
+                         role="admin")
+    everywhere = admin.http_client.get("/locks?all_projects=true").json()["locked_stacks"]
+    assert ident.split("/")[1] in {s["id"] for s in everywhere}
+    listed = heat_command(info, "lock-list")
+    assert listed.returncode == 0 and ident.split("/")[0] in listed.stdout, listed.stderr
+    action(hc, ident, {"unlock": None})
+    wait(hc, ident, "UNLOCK_COMPLETE")
+
+
+def test_heat_command_locks_for_a_while(hc, info):
+    ident = create(hc, {"heat_template_version": "2016-10-14",
+                        "resources": {"n": {"type": "OS::Heat::None"}}})
+    name = ident.split("/")[0]
+    done = heat_command(info, "action-lock", name, "--level", "stacks", "--expires-in", "3s",
+                        "--reason", "cli window")
+    assert done.returncode == 0, done.stderr
+    assert wait(hc, ident, "LOCK_COMPLETE")["lock_expires_at"]
+    wait(hc, ident, "UNLOCK_COMPLETE", timeout=30)
+    bad = heat_command(info, "action-lock", name, "--expires-in", "soon")
+    assert bad.returncode == 1 and "Invalid lock duration" in bad.stderr
