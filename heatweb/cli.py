@@ -121,6 +121,8 @@ def _action(name):
 
 
 def action_lock(hc, args):
+    if args.dry_run:
+        return lock_preview(hc, args)
     options = {"level": args.level} if args.level else {}
     if args.expires_in:
         options["duration"] = args.expires_in
@@ -131,6 +133,32 @@ def action_lock(hc, args):
         body["reason"] = args.reason
     hc.http_client.post(f"/stacks/{_identity(hc, args.id)}/actions", data=body)
     _stack_list(hc)
+
+
+def lock_preview(hc, args):
+    level = args.level or "all"
+    preview = hc.http_client.get(f"/stacks/{_identity(hc, args.id)}/locks/preview"
+                                 f"?level={level}").json()["preview"]
+    print(f"A lock at level {level} would lock these stacks:")
+    utils.print_list([_Row(s) for s in preview["stacks"]],
+                     ["stack_name", "id", "stack_status", "nested", "locked"], sortby_index=None)
+    if level == "all":
+        print("and these physical objects:")
+        utils.print_list([_Row(o) for o in preview["objects"]],
+                         ["stack_name", "resource_name", "object", "protected_now",
+                          "held_by_lock"], sortby_index=None)
+        print("It cannot lock:")
+        utils.print_list([_Row(o) for o in preview["cannot_lock"]],
+                         ["stack_name", "resource_name", "resource_type", "why"],
+                         sortby_index=None)
+    print("Nothing was locked (dry run).")
+
+
+def lock_verify(hc, args):
+    findings = hc.http_client.post(f"/stacks/{_identity(hc, args.id)}/locks/verify").json()
+    utils.print_list([_Row(f) for f in findings["findings"]],
+                     ["stack_name", "resource_name", "object", "healed", "detail"],
+                     sortby_index=None)
 
 
 def lock_history(hc, args):
@@ -217,8 +245,12 @@ def _parser():
                         help='the engine unlocks the stack after this long: "30m", "2h", "1d"')
     window.add_argument("--expires-at", metavar="TIME",
                         help="the engine unlocks the stack then (ISO 8601, UTC if no zone)")
+    cmd.add_argument("--dry-run", action="store_true",
+                     help="show what the lock would touch, and lock nothing")
     cmd.add_argument("id")
     add("action-unlock", action_unlock, "Unlock a stack.").add_argument("id")
+    add("lock-verify", lock_verify, "Check now that a locked stack's physical locks are in "
+                                    "place (and put back those removed).").add_argument("id")
     cmd = add("lock-history", lock_history,
               "A stack's lock history: locks, relocks, unlocks, expiries, refusals.")
     cmd.add_argument("--limit", type=int)

@@ -12,7 +12,8 @@ class StacksConfig(AppConfig):
         from convergence.recovery import on_sweep
         from convergence.services import on_stack_failed
         from stacks.resources.nested_stacks import nested
-        from stacks.services import lifecycle, lock_windows, nested as nested_services
+        from stacks.services import lifecycle, lock_healing, lock_windows, \
+            nested as nested_services
 
         # Interfaces registered at start, so the lower layers import no stack
         # service: nested-stack plugins reach child stacks, and the engine
@@ -21,3 +22,4 @@ class StacksConfig(AppConfig):
         on_stack_failed(lifecycle.stack_failed)
         # The sweep of every engine also expires locks whose window closed.
         on_sweep(lock_windows.lock_expiry_sweep)
+        on_sweep(lock_healing.lock_verify_sweep)

@@ -7,6 +7,8 @@ from heatweb.tokens import is_cloud_admin
 from stacks.api.representations import heat_time
 from stacks.api.views import StackApiBase
 from stacks.lock_selectors import lock_history, locked_now
+from stacks.services.actions import stack_action
+from stacks.services.lock_healing import lock_preview
 
 
 def lock_record_body(record):
@@ -51,3 +53,20 @@ class LockedStacksApi(StackApiBase):
         stacks = locked_now(None if everywhere else [self.project])
         root = request.build_absolute_uri("/v1/")
         return Response({"locked_stacks": [locked_stack_body(s, root) for s in stacks]})
+
+
+class StackLockPreviewApi(StackApiBase):
+    """``GET .../locks/preview?level=all``: what a lock at that level would touch (a dry run)."""
+
+    def get(self, request, tenant_id, stack_name, stack_id):
+        stack = self.stack(stack_name, stack_id)
+        return Response({"preview": lock_preview(stack, level=request.query_params.get("level"))})
+
+
+class StackLockVerifyApi(StackApiBase):
+    """``POST .../locks/verify``: check now that each physical lock is in place (and heal)."""
+
+    def post(self, request, tenant_id, stack_name, stack_id):
+        findings = stack_action(self.stack(stack_name, stack_id), "verify_lock",
+                                user=request.user)
+        return Response({"findings": findings})

@@ -167,6 +167,23 @@ LOCKED_STACK = _obj("LockedStack", {
     "stack_status": s.CharField(), "parent": _text(), "lock_level": _text(),
     "lock_reason": _text(), "locked_by": _text(), "locked_at": TIME, "lock_expires_at": TIME,
     "links": LINKS})
+PREVIEW_STACK = _obj("LockPreviewStack", {
+    "id": s.UUIDField(), "stack_name": s.CharField(), "stack_status": s.CharField(),
+    "nested": s.BooleanField(), "locked": s.BooleanField(), "lock_level": _text()})
+PREVIEW_WHERE = {"stack_name": s.CharField(), "resource_name": s.CharField(),
+                 "resource_type": s.CharField(), "physical_resource_id": _text()}
+PREVIEW_OBJECT = _obj("LockPreviewObject", {
+    **PREVIEW_WHERE, "object": s.CharField(), "protected_now": s.BooleanField(),
+    "held_by_lock": s.BooleanField(), "detail": _text()})
+PREVIEW_CANNOT = _obj("LockPreviewCannot", {**PREVIEW_WHERE, "why": s.CharField()})
+ANSWERS["lock_preview"] = _obj("LockPreview", {"preview": _obj("LockPreviewBody", {
+    "level": s.CharField(), "stacks": s.ListField(child=PREVIEW_STACK),
+    "objects": s.ListField(child=PREVIEW_OBJECT),
+    "cannot_lock": s.ListField(child=PREVIEW_CANNOT)})})
+ANSWERS["lock_verify"] = _obj("LockVerify", {"findings": s.ListField(child=_obj(
+    "LockFinding", {"stack_name": s.CharField(), "resource_name": s.CharField(),
+                    "object": s.CharField(), "healed": s.BooleanField(),
+                    "detail": s.CharField()}))})
 ANSWERS["locks"] = _obj("LockHistory", {"locks": s.ListField(child=LOCK_RECORD)})
 ANSWERS["locked"] = _obj("LockedStacks", {"locked_stacks": s.ListField(child=LOCKED_STACK)})
 
@@ -227,6 +244,14 @@ DOCS = {
             OpenApiParameter("marker", str, description="id of the last record of the "
                                                         "previous page"),
             OpenApiParameter("sort_dir", str, description="desc (newest first) or asc")])),
+    locks.StackLockPreviewApi: dict(get=_op(
+        "Preview a lock (dry run)", answer=ANSWERS["lock_preview"], parameters=[
+            OpenApiParameter("level", str, description="all (default) or stacks")])),
+    locks.StackLockVerifyApi: dict(post=_op(
+        "Verify a locked stack's physical locks now", answer=ANSWERS["lock_verify"],
+        description="Each physical lock removed behind heatweb's back is recorded as an "
+                    "event naming the object and, with LOCK_HEAL=heal, locked again. 409 "
+                    "InvalidStackState unless the stack is LOCK_COMPLETE.")),
     locks.LockedStacksApi: dict(get=_op(
         "Stacks locked now", answer=ANSWERS["locked"], parameters=[
             OpenApiParameter("all_projects", str, description="true: every project's "

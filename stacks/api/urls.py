@@ -20,6 +20,8 @@ urlpatterns = [
     path(f"{S}/preview", v.StackUpdatePreviewApi.as_view()),
     path(f"{S}/actions", v.StackActionApi.as_view()),
     path(f"{S}/locks", locks.StackLockHistoryApi.as_view()),
+    path(f"{S}/locks/preview", locks.StackLockPreviewApi.as_view()),
+    path(f"{S}/locks/verify", locks.StackLockVerifyApi.as_view()),
     path(f"{S}/template", v.StackTemplateApi.as_view()),
     path(f"{S}/environment", v.StackEnvironmentApi.as_view()),
     path(f"{S}/files", v.StackFilesApi.as_view()),

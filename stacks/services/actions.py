@@ -14,7 +14,7 @@ from heatweb.exceptions import Forbidden, InvalidActionRequest, StackLocked
 from softwareconfig import services as deployments
 from stacks.models import Resource
 from stacks.models import states as st
-from stacks.services import lifecycle, locking, signals
+from stacks.services import lifecycle, lock_healing, locking, signals
 from stacks.services.lock_windows import lock_record
 from stacks.models.events import resource_event
 from stacks.selectors import stack_resource
@@ -74,6 +74,8 @@ ACTIONS = {
     "lock": lambda stack, *, user, **args: locking.stack_lock(stack, user=user, **args),
     "unlock": lambda stack, *, user, **args: locking.stack_unlock(stack, user=user, **args),
     "signal": _signal,
+    # Not a transition: the stack stays LOCK_COMPLETE while its physical locks are checked.
+    "verify_lock": lambda stack, *, user: lock_healing.stack_lock_verify(stack, user=user),
     "deployment_update": _deployment_update,
     "deployment_delete": _deployment_delete,
 }

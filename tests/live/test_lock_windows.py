@@ -3,7 +3,7 @@
 Through python-heatclient's HTTP client and heatweb's ``heat`` command,
 against a live service of its own whose engines sweep every second (an
 expired lock whose unlock failed is retried by the sweep; physical locks
-are verified every second).
+are verified every three seconds).
 """
 import json
 import time
@@ -24,11 +24,23 @@ SERVER_AND_IMAGE = {"heat_template_version": "2016-10-14", "resources": {
                "properties": {"image": {"get_resource": "image"}, "flavor": "m1.small"}}}}
 
 
+NESTED = {"heat_template_version": "2016-10-14", "resources": {
+    **SERVER_AND_IMAGE["resources"],
+    "kept": {"type": "OS::Glance::Image", "properties": {"location": "http://img/y.qcow2",
+                                                         "protected": True}},
+    "word": {"type": "OS::Heat::RandomString"},
+    "child": {"type": "OS::Heat::Stack", "properties": {"template": json.dumps({
+        "heat_template_version": "2016-10-14", "resources": {
+            "inner": {"type": "OS::Heat::RandomString"},
+            "inner_image": {"type": "OS::Glance::Image",
+                            "properties": {"location": "http://img/z.qcow2"}}}})}}}}
+
+
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
     svc = LiveService(tmp_path_factory.mktemp("windows"), name="windows",
                       HEATWEB_HEARTBEAT="0.5", HEATWEB_SWEEP_EVERY_BEATS="2",
-                      HEATWEB_LOCK_VERIFY_SECONDS="1").start()
+                      HEATWEB_LOCK_VERIFY_SECONDS="3").start()
     yield svc
     svc.stop()
 
@@ -243,3 +255,89 @@ def test_heat_command_locks_for_a_while(hc, info):
     wait(hc, ident, "UNLOCK_COMPLETE", timeout=30)
     bad = heat_command(info, "action-lock", name, "--expires-in", "soon")
     assert bad.returncode == 1 and "Invalid lock duration" in bad.stderr
+
+
+# Lock preview ---------------------------------------------------------------------------------
+
+def _objects(preview):
+    return {(o["stack_name"], o["resource_name"]): o for o in preview["objects"]}
+
+
+def test_preview_lists_exactly_what_a_level_all_lock_then_locks(hc, service, info):
+    ident = create(hc, NESTED)
+    name = ident.split("/")[0]
+    child = next(s for s in hc.stacks.list(show_nested=True) if s.parent == ident.split("/")[1])
+    before = hc.http_client.get(f"/stacks/{ident}/locks/preview?level=all").json()["preview"]
+    assert [(s["stack_name"], s["nested"], s["locked"]) for s in before["stacks"]] == \
+        [(name, False, False), (child.stack_name, True, False)]
+    objects = _objects(before)
+    assert set(objects) == {(name, "image"), (name, "kept"), (name, "server"),
+                            (child.stack_name, "inner_image")}
+    assert {k[1]: o["protected_now"] for k, o in objects.items()} == \
+        {"image": False, "kept": True, "server": False, "inner_image": False}
+    assert {(c["stack_name"], c["resource_name"]): c["why"] for c in before["cannot_lock"]} == \
+        {(name, "word"): "takes no physical lock",
+         (child.stack_name, "inner"): "takes no physical lock"}
+    stacks_only = hc.http_client.get(f"/stacks/{ident}/locks/preview?level=stacks").json()
+    assert stacks_only["preview"]["objects"] == [] and len(stacks_only["preview"]["stacks"]) == 2
+    refused(lambda: hc.http_client.get(f"/stacks/{ident}/locks/preview?level=x"), 400, "level")
+    dry = heat_command(info, "action-lock", name, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "Nothing was locked" in dry.stdout and "inner_image" in dry.stdout
+    assert show(hc, ident)["stack_status"] == "CREATE_COMPLETE"
+
+    action(hc, ident, {"lock": {"level": "all"}})
+    wait(hc, ident, "LOCK_COMPLETE")
+    ids = [o["physical_resource_id"] for o in objects.values()]
+    kinds = [o["object"].split()[0] for o in objects.values()]
+    now = cloud(service, "print(json.dumps([c.server_get(i)['locked'] if k == 'server' else "
+                         f"c.image_get(i)['protected'] for k, i in zip({kinds!r}, {ids!r})]))")
+    assert now == [True] * len(ids)
+    after = hc.http_client.get(f"/stacks/{ident}/locks/preview?level=all").json()["preview"]
+    assert set(_objects(after)) == set(objects)
+    assert all(o["protected_now"] and o["held_by_lock"] for o in after["objects"])
+    assert all(s["locked"] for s in after["stacks"])
+
+
+# Locks that heal ------------------------------------------------------------------------------
+
+def test_a_server_unlocked_in_the_cloud_is_locked_again_and_the_event_names_it(hc, service):
+    ident = create(hc)
+    server, image = physical(hc, ident)
+    action(hc, ident, {"lock": {"level": "all"}})
+    wait(hc, ident, "LOCK_COMPLETE")
+    cloud(service, f"c.server_unlock('{server}')\nc.image_protect('{image}', False)\n"
+                   "print('{}')")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and protection(service, server, image) != [True, True]:
+        time.sleep(0.5)
+    assert protection(service, server, image) == [True, True]
+    reasons = events(hc, ident)
+    for what in (f"server {server}", f"image {image}"):
+        healed = [r for r in reasons if what in r and "removed outside heatweb" in r]
+        assert len(healed) == 1 and "locked it again" in healed[0], reasons
+    heals = [r for r in history(hc, ident) if r["kind"] == "heal"]
+    assert len(heals) == 2 and {h["user"] for h in heals} == {"the engine"}
+    assert show(hc, ident)["stack_status"] == "LOCK_COMPLETE"
+    action(hc, ident, {"unlock": None})
+    wait(hc, ident, "UNLOCK_COMPLETE")
+    assert protection(service, server, image) == [False, False]
+
+
+def test_verify_on_demand_through_the_api_and_the_command(hc, service, info):
+    ident = create(hc)
+    server, image = physical(hc, ident)
+    refused(lambda: hc.http_client.post(f"/stacks/{ident}/locks/verify"), 409, "LOCK_COMPLETE")
+    action(hc, ident, {"lock": {"level": "all"}})
+    wait(hc, ident, "LOCK_COMPLETE")
+    found = []
+    for _ in range(3):  # the engines' own verification may come first; then try again
+        cloud(service, f"c.server_unlock('{server}')\nprint('{{}}')")
+        found = hc.http_client.post(f"/stacks/{ident}/locks/verify").json()["findings"]
+        if found:
+            break
+    assert [(f["resource_name"], f["object"], f["healed"]) for f in found] == \
+        [("server", f"server {server}", True)]
+    assert protection(service, server, image) == [True, True]
+    done = heat_command(info, "lock-verify", ident.split("/")[0])
+    assert done.returncode == 0, done.stderr
