@@ -12,6 +12,8 @@ urlpatterns = [
     path("stacks/<uuid:stack_id>/", views.stack_detail, name="stack-detail"),
     path("stacks/<uuid:stack_id>/update", views.stack_update, name="stack-update"),
     path("stacks/<uuid:stack_id>/delete", views.stack_delete_confirm, name="stack-delete"),
+    path("stacks/<uuid:stack_id>/lock-preview", views.stack_lock_preview,
+         name="stack-lock-preview"),
     re_path(r"^stacks/(?P<stack_id>[0-9a-f-]{36})/actions/"
             r"(?P<action>lock|unlock|suspend|resume|check|delete)$",
             views.stack_action, name="stack-action"),

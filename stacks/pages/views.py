@@ -27,10 +27,12 @@ from stacks.pages.topology import layout
 from stacks.definitions import definition_cache
 from stacks.services import actions as door
 from stacks.services import lifecycle
+from stacks.services.lock_healing import lock_preview
 
 STACKS_PER_PAGE = 20
 EVENTS_PER_PAGE = 25
-TABS = ("overview", "resources", "events", "template", "topology")
+TABS = ("overview", "resources", "events", "template", "topology", "locks")
+LOCK_RECORDS_PER_PAGE = 25
 
 
 def _stack(request, stack_id):
@@ -117,6 +119,23 @@ def _topology(stack):
     return {"graph": layout(selectors.stack_resources(stack))}
 
 
+def _locks(stack, request):
+    records = stack.lock_records.order_by("-id")
+    return {"lock_records": Paginator(records, LOCK_RECORDS_PER_PAGE).get_page(
+        request.GET.get("page"))}
+
+
+@page
+def stack_lock_preview(request, stack_id):
+    """The lock form's preview: what a lock at the chosen level touches, then confirm."""
+    stack = _stack(request, stack_id)
+    form = LockForm(request.GET or None, initial={"level": stack.lock_level or "all"})
+    level = form.cleaned_data["level"] if form.is_valid() else "all"
+    return render(request, "stacks/lock_preview.html", {
+        "stack": stack, "preview": lock_preview(stack, level=level), "lock_form": form,
+        "action": action_states(stack, request.role, request.user)["lock"]})
+
+
 @page
 def stack_detail(request, stack_id, tab="overview"):
     if tab not in TABS:
@@ -131,7 +150,8 @@ def stack_detail(request, stack_id, tab="overview"):
                     "resources": lambda: _resources(stack),
                     "events": lambda: _events(stack, request),
                     "template": lambda: _template(stack),
-                    "topology": lambda: _topology(stack)}[tab]())
+                    "topology": lambda: _topology(stack),
+                    "locks": lambda: _locks(stack, request)}[tab]())
     name = "stacks/_detail_live.html" if request.GET.get("live") else "stacks/detail.html"
     return render(request, name, context)
 

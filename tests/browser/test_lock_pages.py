@@ -1,0 +1,93 @@
+"""Maintenance windows on the stack page (issue 16): the lock form's window and preview,
+and the Locks tab, in a real browser against the live service."""
+import re
+import time
+
+import pytest
+import requests
+from playwright.sync_api import expect
+
+from tests.browser.conftest import make_user, screenshot, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.live]
+
+TEMPLATE = {"heat_template_version": "2016-10-14", "resources": {
+    "image": {"type": "OS::Glance::Image", "properties": {"location": "http://img/x.qcow2"}},
+    "server": {"type": "OS::Nova::Server",
+               "properties": {"image": {"get_resource": "image"}, "flavor": "m1.small"}},
+    "word": {"type": "OS::Heat::RandomString"}}}
+
+
+def _create(info, name):
+    headers = {"X-Auth-Token": info["token"]}
+    created = requests.post(f"{info['endpoint']}/stacks", headers=headers, json={
+        "stack_name": name, "template": TEMPLATE}, timeout=30)
+    assert created.status_code == 201, created.text
+    stack_id = created.json()["stack"]["id"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        stack = requests.get(f"{info['endpoint']}/stacks/{name}/{stack_id}", headers=headers,
+                             timeout=30).json()["stack"]
+        if stack["stack_status"] == "CREATE_COMPLETE":
+            return stack_id
+        time.sleep(0.2)
+    raise AssertionError(f"{name} did not reach CREATE_COMPLETE")
+
+
+def test_lock_form_previews_then_locks_for_a_window_and_the_locks_tab_shows_it(
+        page, live_service, unique):
+    user = f"lp-{unique}"
+    info = make_user(live_service, user, f"lpp-{unique}")
+    name = f"lp{unique}"
+    stack_id = _create(info, name)
+    sign_in(page, user)
+    page.goto(f"/stacks/{stack_id}/")
+    page.get_by_label("Lock level").select_option("all")
+    page.get_by_label("Reason").fill("kernel patch")
+    page.get_by_label("Unlock after").fill("1h")
+    page.locator("#action-lock-preview").click()
+    preview = page.locator("#lock-preview")
+    expect(page.get_by_role("heading", level=1)).to_have_text(f"Lock {name} at level all?")
+    objects = page.locator("#preview-objects tbody tr")
+    expect(objects).to_have_count(2)
+    expect(preview.locator("#preview-objects")).to_contain_text("server")
+    expect(preview.locator("#preview-objects")).to_contain_text("image")
+    expect(page.locator("#preview-cannot")).to_contain_text("word (OS::Heat::RandomString): "
+                                                            "takes no physical lock")
+    # The form keeps what was chosen, to confirm.
+    expect(page.get_by_label("Reason")).to_have_value("kernel patch")
+    expect(page.get_by_label("Unlock after")).to_have_value("1h")
+    screenshot(page, "lock-preview")
+    page.locator("#action-lock-confirm").click()
+    expect(page.locator(".msg-success")).to_have_text(f"Lock of stack {name} started.")
+    expect(page.locator("#stack-live .badge.lock")).to_have_text("Locked · all",
+                                                                 timeout=30_000)
+    expect(page.locator("#lock-expires")).to_contain_text("then the engine unlocks it")
+
+    page.get_by_role("link", name="Locks").click()
+    history = page.locator("#lock-history tbody tr")
+    expect(history).to_have_count(1)
+    expect(history.first).to_contain_text("lock")
+    expect(history.first).to_contain_text("kernel patch")
+    expect(history.first).to_contain_text(user)
+    page.goto(f"/stacks/{stack_id}/")
+    page.locator("#action-unlock").click()
+    expect(page.locator(".msg-success")).to_have_text(f"Unlock of stack {name} started.")
+    expect(page.locator("#stack-live .badge.lock")).to_have_count(0, timeout=30_000)
+    page.goto(f"/stacks/{stack_id}/locks")
+    expect(history).to_have_count(2)
+    expect(history.first.locator("td").nth(1)).to_have_text("unlock")
+    expect(history.first).to_contain_text(re.compile(r"\d+ s"))
+    screenshot(page, "lock-history")
+
+
+def test_a_bad_window_in_the_lock_form_is_a_message(page, live_service, unique):
+    user = f"lw-{unique}"
+    info = make_user(live_service, user, f"lwp-{unique}")
+    stack_id = _create(info, f"lw{unique}")
+    sign_in(page, user)
+    page.goto(f"/stacks/{stack_id}/")
+    page.get_by_label("Unlock after").fill("someday")
+    page.locator("#action-lock").click()
+    expect(page.locator(".msg-error")).to_contain_text("Invalid lock duration")
+    expect(page.locator("#stack-live .badge.lock")).to_have_count(0)
