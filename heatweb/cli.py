@@ -6,7 +6,8 @@ catalog), or ``OS_AUTH_TOKEN`` (or ``OS_TOKEN``) and
 ``HEAT_URL`` (the v1 endpoint, ``http://host:8004/v1/<project_id>``), or
 ``OS_ORCHESTRATION_URL`` + ``OS_PROJECT_ID``. Adds what python-heatclient's
 own shell lacks: ``action-lock [--level] [--reason] [--expires-in|--expires-at]
-[--dry-run]``, ``action-unlock``, ``lock-history`` and ``lock-list``.
+[--dry-run]``, ``action-unlock``, ``lock-history``, ``lock-list``, ``lock-verify``,
+``fleet-lock`` and ``fleet-unlock``.
 """
 import argparse
 import json
@@ -161,6 +162,27 @@ def lock_verify(hc, args):
                      sortby_index=None)
 
 
+def fleet_action(action):
+    def run(hc, args):
+        body = {action: None, "stacks": list(args.id)}
+        if action == "lock":
+            options = {k: v for k, v in (("level", args.level), ("duration", args.expires_in),
+                                         ("expires_at", args.expires_at)) if v}
+            body["lock"] = options or None
+            if args.reason:
+                body["reason"] = args.reason
+        if args.tag:
+            body["tag"] = args.tag
+        if args.name:
+            body["name"] = args.name
+        results = hc.http_client.post("/fleet/actions", data=body).json()["results"]
+        rows = [_Row({**r, "error": (r.get("error") or {}).get("message", "")}) for r in results]
+        utils.print_list(rows, ["asked", "stack_name", "id", "outcome", "status", "error"],
+                         sortby_index=None)
+        return 1 if any(r["outcome"] != "started" for r in results) else 0
+    return run
+
+
 def lock_history(hc, args):
     query = f"?limit={args.limit}" if args.limit else ""
     records = hc.http_client.get(f"/stacks/{_identity(hc, args.id)}/locks{query}").json()
@@ -251,6 +273,19 @@ def _parser():
     add("action-unlock", action_unlock, "Unlock a stack.").add_argument("id")
     add("lock-verify", lock_verify, "Check now that a locked stack's physical locks are in "
                                     "place (and put back those removed).").add_argument("id")
+    for verb in ("lock", "unlock"):
+        cmd = add(f"fleet-{verb}", fleet_action(verb),
+                  f"{verb.capitalize()} several stacks at once; each answers for itself "
+                  f"(exit 1 if any was refused).")
+        cmd.add_argument("--tag", help="every top-level stack with this tag")
+        cmd.add_argument("--name", help="every top-level stack whose name matches (web-*)")
+        if verb == "lock":
+            cmd.add_argument("--level", choices=("stacks", "all"))
+            cmd.add_argument("--reason")
+            window = cmd.add_mutually_exclusive_group()
+            window.add_argument("--expires-in", metavar="DURATION")
+            window.add_argument("--expires-at", metavar="TIME")
+        cmd.add_argument("id", nargs="*", help="stack names or ids")
     cmd = add("lock-history", lock_history,
               "A stack's lock history: locks, relocks, unlocks, expiries, refusals.")
     cmd.add_argument("--limit", type=int)
@@ -263,11 +298,10 @@ def _parser():
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
-        args.func(_client(args), args)
+        return args.func(_client(args), args) or 0
     except exc.HTTPException as error:
         print(f"ERROR: {_message(error)}", file=sys.stderr)
         return 1
-    return 0
 
 
 def _message(error):

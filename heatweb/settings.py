@@ -247,6 +247,8 @@ HEATWEB = {
     # that it gave up (each try is recorded in the stack's lock history).
     "MAX_LOCK_SECONDS": _env_float("HEATWEB_MAX_LOCK_SECONDS", 366 * 24 * 3600),
     "LOCK_EXPIRY_ATTEMPTS": _env_int("HEATWEB_LOCK_EXPIRY_ATTEMPTS", 5),
+    # Fleet locks: how many stacks one batch lock or unlock may take.
+    "MAX_FLEET_STACKS": _env_int("HEATWEB_MAX_FLEET_STACKS", 100),
     # Locks that heal: how often the engines check that each physical lock a
     # locked stack holds is still in place, and what they do when one is gone:
     # "heal" (record an event and lock it again) or "report" (record only).

@@ -2,12 +2,14 @@
 from rest_framework.response import Response
 
 from heatweb.api import param_bool
-from heatweb.exceptions import Forbidden
+from heatweb.exceptions import BadRequest, Forbidden, InvalidActionRequest
 from heatweb.tokens import is_cloud_admin
 from stacks.api.representations import heat_time
 from stacks.api.views import StackApiBase
 from stacks.lock_selectors import lock_history, locked_now
+from stacks.api.views import _action_args
 from stacks.services.actions import stack_action
+from stacks.services.fleet import FLEET_ACTIONS, fleet_action
 from stacks.services.lock_healing import lock_preview
 
 
@@ -70,3 +72,28 @@ class StackLockVerifyApi(StackApiBase):
         findings = stack_action(self.stack(stack_name, stack_id), "verify_lock",
                                 user=request.user)
         return Response({"findings": findings})
+
+
+class FleetActionApi(StackApiBase):
+    """``POST /v1/{project}/fleet/actions``: lock or unlock several stacks, one answer each.
+
+    ``{"lock": {"level": "stacks", "duration": "2h"}, "reason": "...", "stacks": [names or
+    ids], "tag": "web", "name": "web-*"}`` (or ``{"unlock": null, ...}``).
+    """
+
+    def post(self, request, tenant_id):
+        body = self.body()
+        selection = {k: body.get(k) for k in ("tag", "name") if k in body}
+        stacks = body.get("stacks", [])
+        actions = {k: v for k, v in body.items()
+                   if k not in ("reason", "stacks", "tag", "name")}
+        if not actions:
+            raise InvalidActionRequest("No action specified")
+        if len(actions) > 1:
+            raise InvalidActionRequest("Multiple actions specified")
+        (action, arg), = actions.items()
+        if action not in FLEET_ACTIONS:
+            raise BadRequest(f"A fleet action is lock or unlock, not {str(action)[:40]}.")
+        results = fleet_action(self.project, action, user=request.user, stacks=stacks,
+                               **selection, **_action_args(action, arg, body))
+        return Response({"results": results})

@@ -138,12 +138,15 @@ ANSWERS = {
                        {"software_deployment": SOFTWARE_DEPLOYMENT_SHOWN}),
     "server_metadata": _obj("ServerMetadata", {"metadata": s.ListField(child=JSON())}),
 }
-LOCK = inline_serializer("LockOptions", {
+LOCK_OPTIONS = {
     "level": s.ChoiceField(choices=["all", "stacks"], default="all", required=False),
     "expires_at": s.CharField(required=False, help_text=(
         "ISO 8601: the engine unlocks the stack then (the lock window closes)")),
     "duration": s.CharField(required=False, help_text=(
-        'How long the lock lasts: "90s", "30m", "2h", "1d12h" (not with expires_at)'))})
+        'How long the lock lasts: "90s", "30m", "2h", "1d12h" (not with expires_at)'))}
+LOCK = inline_serializer("LockOptions", copy.deepcopy(LOCK_OPTIONS))
+LOCK_OPTIONS_FLEET = inline_serializer("FleetLockOptions", copy.deepcopy(LOCK_OPTIONS),
+                                       required=False)
 ACTION = inline_serializer("StackAction", {
     "suspend": JSON(required=False, allow_null=True), "resume": JSON(required=False,
                                                                      allow_null=True),
@@ -184,6 +187,17 @@ ANSWERS["lock_verify"] = _obj("LockVerify", {"findings": s.ListField(child=_obj(
     "LockFinding", {"stack_name": s.CharField(), "resource_name": s.CharField(),
                     "object": s.CharField(), "healed": s.BooleanField(),
                     "detail": s.CharField()}))})
+FLEET = inline_serializer("FleetAction", {
+    "lock": LOCK_OPTIONS_FLEET, "unlock": JSON(required=False, allow_null=True),
+    "reason": s.CharField(required=False), "stacks": s.ListField(
+        child=s.CharField(), required=False, help_text="Stack names or ids"),
+    "tag": s.CharField(required=False, help_text="Every top-level stack with this tag"),
+    "name": s.CharField(required=False, help_text="Every top-level stack whose name matches "
+                                                  "this pattern (web-*)")})
+ANSWERS["fleet"] = _obj("FleetResults", {"results": s.ListField(child=_obj("FleetResult", {
+    "asked": s.CharField(), "id": _text(), "stack_name": _text(), "status": s.IntegerField(),
+    "outcome": s.ChoiceField(choices=["started", "refused"]),
+    "error": JSON(required=False)}))})
 ANSWERS["locks"] = _obj("LockHistory", {"locks": s.ListField(child=LOCK_RECORD)})
 ANSWERS["locked"] = _obj("LockedStacks", {"locked_stacks": s.ListField(child=LOCKED_STACK)})
 
@@ -252,6 +266,11 @@ DOCS = {
         description="Each physical lock removed behind heatweb's back is recorded as an "
                     "event naming the object and, with LOCK_HEAL=heal, locked again. 409 "
                     "InvalidStackState unless the stack is LOCK_COMPLETE.")),
+    locks.FleetActionApi: dict(post=_op(
+        "Lock or unlock several stacks", request=FLEET, answer=ANSWERS["fleet"],
+        description="One result per stack, in order: a stack refused (in progress, not "
+                    "found, locked by a cloud admin) is refused alone; the others go on. "
+                    "400 for a bad body or window, before any stack is touched.")),
     locks.LockedStacksApi: dict(get=_op(
         "Stacks locked now", answer=ANSWERS["locked"], parameters=[
             OpenApiParameter("all_projects", str, description="true: every project's "

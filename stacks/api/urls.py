@@ -13,6 +13,7 @@ urlpatterns = [
     path("stacks", v.StackListApi.as_view()),
     path("stacks/preview", v.StackPreviewApi.as_view()),
     path("locks", locks.LockedStacksApi.as_view()),
+    path("fleet/actions", locks.FleetActionApi.as_view()),
     re_path(r"^stacks/(?P<stack_name>[^/]+)/(?P<path>(resources|events|template|environment|"
             r"files|outputs|actions|locks)(/.*)?)$", v.StackLookupApi.as_view()),
     path("stacks/<str:stack_name>", v.StackLookupApi.as_view()),

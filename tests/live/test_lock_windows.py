@@ -341,3 +341,57 @@ def test_verify_on_demand_through_the_api_and_the_command(hc, service, info):
     assert protection(service, server, image) == [True, True]
     done = heat_command(info, "lock-verify", ident.split("/")[0])
     assert done.returncode == 0, done.stderr
+
+
+# Fleet locks ----------------------------------------------------------------------------------
+
+NONE = {"heat_template_version": "2016-10-14", "resources": {"n": {"type": "OS::Heat::None"}}}
+SLOW = {"heat_template_version": "2016-10-14", "resources": {
+    "slow": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 30}}}}
+
+
+def test_a_fleet_lock_of_five_stacks_where_one_is_in_progress_locks_four(hc, info):
+    tag = f"fleet-{uuid.uuid4().hex[:6]}"
+    idents = []
+    for _ in range(4):
+        name = f"f{uuid.uuid4().hex[:8]}"
+        stack_id = hc.stacks.create(stack_name=name, template=NONE, tags=tag)["stack"]["id"]
+        idents.append(f"{name}/{stack_id}")
+    for ident in idents:
+        wait(hc, ident, "CREATE_COMPLETE")
+    busy_name = f"f{uuid.uuid4().hex[:8]}"
+    busy = f"{busy_name}/" + hc.stacks.create(stack_name=busy_name, template=SLOW,
+                                              tags=tag)["stack"]["id"]
+    results = hc.http_client.post("/fleet/actions", data={
+        "lock": {"level": "stacks", "duration": "1h"}, "reason": "fleet window",
+        "tag": tag}).json()["results"]
+    outcomes = {r["stack_name"]: (r["outcome"], r["status"]) for r in results}
+    assert outcomes == {**{i.split("/")[0]: ("started", 200) for i in idents},
+                        busy_name: ("refused", 409)}
+    refusal = next(r for r in results if r["stack_name"] == busy_name)["error"]
+    assert refusal["type"] == "ActionInProgress"
+    locked = [wait(hc, ident, "LOCK_COMPLETE") for ident in idents]
+    assert {(s["lock_reason"], s["lock_level"]) for s in locked} == {("fleet window", "stacks")}
+    assert len({s["lock_expires_at"] for s in locked}) == 1  # one window for the fleet
+    assert show(hc, busy)["stack_status"] == "CREATE_IN_PROGRESS"
+
+    named = hc.http_client.post("/fleet/actions", data={
+        "unlock": None, "stacks": [idents[0].split("/")[0], "no-such-stack"]}).json()["results"]
+    assert [(r["asked"], r["outcome"], r["status"]) for r in named] == \
+        [(idents[0].split("/")[0], "started", 200), ("no-such-stack", "refused", 404)]
+    wait(hc, idents[0], "UNLOCK_COMPLETE")
+    done = heat_command(info, "fleet-unlock", "--tag", tag)
+    assert done.returncode == 1, done.stderr  # the busy stack (and the unlocked one) refused
+    assert done.stdout.count("started") == 3 and "in progress" in done.stdout, done.stdout
+    for ident in idents[1:]:
+        wait(hc, ident, "UNLOCK_COMPLETE")
+    relocked = heat_command(info, "fleet-lock", "--name", "f*", "--tag", tag, "--level",
+                            "stacks", "--expires-in", "1h", *[i.split("/")[0] for i in idents])
+    assert relocked.stdout.count("started") == 4, relocked.stdout + relocked.stderr
+    refused(lambda: hc.http_client.post("/fleet/actions", data={"lock": None}), 400,
+            "Name the stacks")
+    refused(lambda: hc.http_client.post("/fleet/actions", data={
+        "lock": {"duration": "never"}, "tag": tag}), 400, "Invalid lock duration")
+    refused(lambda: hc.http_client.post("/fleet/actions", data={
+        "suspend": None, "tag": tag}), 400, "lock or unlock")
+    hc.stacks.delete(busy)
