@@ -27,6 +27,7 @@ from stacks.pages.topology import layout
 from stacks.definitions import definition_cache
 from stacks.services import actions as door
 from stacks.services import lifecycle
+from stacks.services.fleet import fleet_action
 from stacks.services.lock_healing import lock_preview
 
 STACKS_PER_PAGE = 20
@@ -170,6 +171,32 @@ def stack_action(request, stack_id, action):
         if action == "delete":
             return redirect("pages:stack-list")
     return redirect(_detail_url(stack))
+
+
+@require_POST
+@page
+def fleet_action_page(request):
+    """The list's "Lock selected" / "Unlock selected": one message per stack."""
+    action = request.POST.get("action", "")
+    args = form_args(action, request.POST) if action == "lock" else {}
+    if not request.POST.getlist("stack"):
+        messages.error(request, "Select at least one stack.")
+        return redirect("pages:stack-list")
+    try:
+        require_member(request.role)
+        results = fleet_action(request.project, action, user=request.user,
+                               stacks=request.POST.getlist("stack")[:100], **args)
+    except HeatError as error:
+        messages.error(request, error.message)
+        return redirect("pages:stack-list")
+    for result in results:
+        if result["outcome"] == "started":
+            messages.success(request, f"{STARTED[action]} of stack {result['stack_name']} "
+                                      f"started.")
+        else:
+            messages.error(request, f"{result['stack_name'] or result['asked']}: "
+                                    f"{result['error']['message']}")
+    return redirect("pages:stack-list")
 
 
 @page

@@ -91,3 +91,42 @@ def test_a_bad_window_in_the_lock_form_is_a_message(page, live_service, unique):
     page.locator("#action-lock").click()
     expect(page.locator(".msg-error")).to_contain_text("Invalid lock duration")
     expect(page.locator("#stack-live .badge.lock")).to_have_count(0)
+
+
+SLOW = {"heat_template_version": "2016-10-14", "resources": {
+    "slow": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 30}}}}
+
+
+def test_the_lists_checkboxes_lock_several_stacks_and_each_answers(page, live_service, unique):
+    user = f"lf-{unique}"
+    info = make_user(live_service, user, f"lfp-{unique}")
+    names = [f"lf{unique}{i}" for i in range(3)]
+    ids = [_create(info, name) for name in names[:2]]
+    busy = requests.post(f"{info['endpoint']}/stacks", headers={"X-Auth-Token": info["token"]},
+                         json={"stack_name": names[2], "template": SLOW}, timeout=30)
+    ids.append(busy.json()["stack"]["id"])
+    sign_in(page, user)
+    page.goto("/")
+    page.locator("#fleet-unlock").click()
+    expect(page.locator(".msg-error")).to_have_text("Select at least one stack.")
+    for name in names:
+        page.get_by_label(f"Select {name}").check()
+    page.locator("#fleet-level").select_option("stacks")
+    page.locator("#fleet-reason").fill("fleet window")
+    page.locator("#fleet-expires").fill("2h")
+    screenshot(page, "fleet-select")
+    page.locator("#fleet-lock").click()
+    success = page.locator(".msg-success")
+    expect(success).to_have_count(2)
+    for name in names[:2]:
+        expect(success.filter(has_text=f"Lock of stack {name} started.")).to_have_count(1)
+    expect(page.locator(".msg-error")).to_contain_text(f"{names[2]}: Stack {names[2]} "
+                                                       f"already has an action (CREATE) "
+                                                       f"in progress.")
+    for stack_id in ids[:2]:
+        expect(page.locator(f"#row-{stack_id} .badge.lock")).to_have_text(
+            "Locked · stacks", timeout=30_000)
+    expect(page.locator(f"#row-{ids[2]} .badge.lock")).to_have_count(0)
+    page.goto(f"/stacks/{ids[0]}/")
+    expect(page.locator("#lock-details")).to_contain_text("fleet window")
+    expect(page.locator("#lock-expires")).to_contain_text("then the engine unlocks it")
