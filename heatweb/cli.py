@@ -7,7 +7,7 @@ catalog), or ``OS_AUTH_TOKEN`` (or ``OS_TOKEN``) and
 ``OS_ORCHESTRATION_URL`` + ``OS_PROJECT_ID``. Adds what python-heatclient's
 own shell lacks: ``action-lock [--level] [--reason] [--expires-in|--expires-at]
 [--dry-run]``, ``action-unlock``, ``lock-history``, ``lock-list``, ``lock-verify``,
-``fleet-lock`` and ``fleet-unlock``.
+``fleet-lock``, ``fleet-unlock`` and ``lock-window-create|list|update|cancel``.
 """
 import argparse
 import json
@@ -183,6 +183,40 @@ def fleet_action(action):
     return run
 
 
+WINDOW_FIELDS = ["id", "starts_at", "ends_at", "level", "reason", "user", "state", "note"]
+
+
+def lock_window_create(hc, args):
+    body = {"starts_at": args.start, "ends_at": args.end}
+    if args.level:
+        body["level"] = args.level
+    if args.reason:
+        body["reason"] = args.reason
+    window = hc.http_client.post(f"/stacks/{_identity(hc, args.id)}/lock_windows",
+                                 data=body).json()["lock_window"]
+    utils.print_dict(window)
+
+
+def lock_window_list(hc, args):
+    windows = hc.http_client.get(f"/stacks/{_identity(hc, args.id)}/lock_windows").json()
+    utils.print_list([_Row(w) for w in windows["lock_windows"]], WINDOW_FIELDS,
+                     sortby_index=None)
+
+
+def lock_window_update(hc, args):
+    body = {k: v for k, v in (("starts_at", args.start), ("ends_at", args.end),
+                              ("level", args.level), ("reason", args.reason)) if v}
+    window = hc.http_client.patch(f"/stacks/{_identity(hc, args.id)}/lock_windows/"
+                                  f"{args.window}", data=body).json()["lock_window"]
+    utils.print_dict(window)
+
+
+def lock_window_cancel(hc, args):
+    resp = hc.http_client.json_request(
+        "DELETE", f"/stacks/{_identity(hc, args.id)}/lock_windows/{args.window}")[0]
+    utils.print_dict(resp.json()["lock_window"])
+
+
 def lock_history(hc, args):
     query = f"?limit={args.limit}" if args.limit else ""
     records = hc.http_client.get(f"/stacks/{_identity(hc, args.id)}/locks{query}").json()
@@ -286,6 +320,27 @@ def _parser():
             window.add_argument("--expires-in", metavar="DURATION")
             window.add_argument("--expires-at", metavar="TIME")
         cmd.add_argument("id", nargs="*", help="stack names or ids")
+    cmd = add("lock-window-create", lock_window_create,
+              "Schedule a maintenance window: the engine locks the stack at --start and "
+              "unlocks it at --end.")
+    cmd.add_argument("--start", required=True, help="ISO 8601 (UTC if no zone)")
+    cmd.add_argument("--end", required=True, help="ISO 8601 (UTC if no zone)")
+    cmd.add_argument("--level", choices=("stacks", "all"))
+    cmd.add_argument("--reason")
+    cmd.add_argument("id")
+    add("lock-window-list", lock_window_list, "A stack's maintenance windows.").add_argument(
+        "id")
+    cmd = add("lock-window-update", lock_window_update, "Change a scheduled window.")
+    cmd.add_argument("--start")
+    cmd.add_argument("--end")
+    cmd.add_argument("--level", choices=("stacks", "all"))
+    cmd.add_argument("--reason")
+    cmd.add_argument("id")
+    cmd.add_argument("window", type=int)
+    cmd = add("lock-window-cancel", lock_window_cancel,
+              "Cancel a window (an active one unlocks the stack now).")
+    cmd.add_argument("id")
+    cmd.add_argument("window", type=int)
     cmd = add("lock-history", lock_history,
               "A stack's lock history: locks, relocks, unlocks, expiries, refusals.")
     cmd.add_argument("--limit", type=int)

@@ -12,7 +12,7 @@ class StacksConfig(AppConfig):
         from convergence.recovery import on_sweep
         from convergence.services import on_stack_failed
         from stacks.resources.nested_stacks import nested
-        from stacks.services import lifecycle, lock_healing, lock_windows, \
+        from stacks.services import lifecycle, lock_healing, lock_schedule, lock_windows, \
             nested as nested_services
 
         # Interfaces registered at start, so the lower layers import no stack
@@ -20,6 +20,8 @@ class StacksConfig(AppConfig):
         # hands a failed stack to the stack service (which decides to roll back).
         nested.register(nested_services)
         on_stack_failed(lifecycle.stack_failed)
-        # The sweep of every engine also expires locks whose window closed.
+        # The sweep of every engine also expires locks whose window closed, verifies
+        # physical locks and starts scheduled windows.
         on_sweep(lock_windows.lock_expiry_sweep)
         on_sweep(lock_healing.lock_verify_sweep)
+        on_sweep(lock_schedule.lock_window_sweep)

@@ -9,6 +9,7 @@ from stacks.api.views import StackApiBase
 from stacks.lock_selectors import lock_history, locked_now
 from stacks.api.views import _action_args
 from stacks.services.actions import stack_action
+from stacks.services import lock_schedule
 from stacks.services.fleet import FLEET_ACTIONS, fleet_action
 from stacks.services.lock_healing import lock_preview
 
@@ -97,3 +98,51 @@ class FleetActionApi(StackApiBase):
         results = fleet_action(self.project, action, user=request.user, stacks=stacks,
                                **selection, **_action_args(action, arg, body))
         return Response({"results": results})
+
+
+def lock_window_body(window):
+    return {"id": window.id, "starts_at": heat_time(window.starts_at),
+            "ends_at": heat_time(window.ends_at), "level": window.level,
+            "reason": window.reason or None, "user": window.username or None,
+            "state": window.state, "note": window.note or None}
+
+
+WINDOW_FIELDS = ("starts_at", "ends_at", "level", "reason")
+
+
+class StackLockWindowListApi(StackApiBase):
+    """``.../lock_windows``: list the stack's scheduled windows, or schedule one."""
+
+    def get(self, request, tenant_id, stack_name, stack_id):
+        windows = lock_schedule.window_list(self.stack(stack_name, stack_id))
+        return Response({"lock_windows": [lock_window_body(w) for w in windows]})
+
+    def post(self, request, tenant_id, stack_name, stack_id):
+        body = self.body()
+        unknown = set(body) - set(WINDOW_FIELDS)
+        if unknown:
+            raise BadRequest(f"Unknown window field {sorted(unknown)[0]}.")
+        window = lock_schedule.window_create(self.stack(stack_name, stack_id),
+                                             user=request.user, **body)
+        return Response({"lock_window": lock_window_body(window)}, status=201)
+
+
+class StackLockWindowApi(StackApiBase):
+    """``.../lock_windows/{id}``: show, change (PATCH) or cancel (DELETE) one window."""
+
+    def _window(self, stack_name, stack_id, window_id):
+        return lock_schedule.window_get(self.stack(stack_name, stack_id), window_id)
+
+    def get(self, request, tenant_id, stack_name, stack_id, window_id):
+        return Response({"lock_window": lock_window_body(
+            self._window(stack_name, stack_id, window_id))})
+
+    def patch(self, request, tenant_id, stack_name, stack_id, window_id):
+        window = lock_schedule.window_update(self._window(stack_name, stack_id, window_id),
+                                             user=request.user, **self.body())
+        return Response({"lock_window": lock_window_body(window)})
+
+    def delete(self, request, tenant_id, stack_name, stack_id, window_id):
+        window = lock_schedule.window_cancel(self._window(stack_name, stack_id, window_id),
+                                             user=request.user)
+        return Response({"lock_window": lock_window_body(window)})

@@ -198,6 +198,18 @@ ANSWERS["fleet"] = _obj("FleetResults", {"results": s.ListField(child=_obj("Flee
     "asked": s.CharField(), "id": _text(), "stack_name": _text(), "status": s.IntegerField(),
     "outcome": s.ChoiceField(choices=["started", "refused"]),
     "error": JSON(required=False)}))})
+LOCK_WINDOW = _obj("LockWindow", {
+    "id": s.IntegerField(), "starts_at": TIME, "ends_at": TIME, "level": s.CharField(),
+    "reason": _text(), "user": _text(), "state": s.ChoiceField(choices=[
+        "scheduled", "waiting", "active", "done", "cancelled", "failed"]), "note": _text()})
+ANSWERS["lock_window"] = _obj("LockWindowShow", {"lock_window": LOCK_WINDOW})
+ANSWERS["lock_windows"] = _obj("LockWindowList", {"lock_windows": s.ListField(
+    child=LOCK_WINDOW)})
+WINDOW_BODY = inline_serializer("LockWindowBody", {
+    "starts_at": s.CharField(required=False, help_text="ISO 8601: the engine locks then"),
+    "ends_at": s.CharField(required=False, help_text="ISO 8601: the lock expires then"),
+    "level": s.ChoiceField(choices=["all", "stacks"], required=False),
+    "reason": s.CharField(required=False)})
 ANSWERS["locks"] = _obj("LockHistory", {"locks": s.ListField(child=LOCK_RECORD)})
 ANSWERS["locked"] = _obj("LockedStacks", {"locked_stacks": s.ListField(child=LOCKED_STACK)})
 
@@ -271,6 +283,18 @@ DOCS = {
         description="One result per stack, in order: a stack refused (in progress, not "
                     "found, locked by a cloud admin) is refused alone; the others go on. "
                     "400 for a bad body or window, before any stack is touched.")),
+    locks.StackLockWindowListApi: dict(
+        get=_op("List a stack's lock windows", answer=ANSWERS["lock_windows"]),
+        post=_op("Schedule a lock window", request=WINDOW_BODY, ok=201,
+                 answer=ANSWERS["lock_window"], description=(
+                     "starts_at and ends_at are required; 400 for bad or overlapping "
+                     "times"))),
+    locks.StackLockWindowApi: dict(
+        get=_op("Show a lock window", answer=ANSWERS["lock_window"]),
+        patch=_op("Change a scheduled lock window", request=WINDOW_BODY,
+                  answer=ANSWERS["lock_window"]),
+        delete=_op("Cancel a lock window (an active one unlocks the stack)",
+                   answer=ANSWERS["lock_window"])),
     locks.LockedStacksApi: dict(get=_op(
         "Stacks locked now", answer=ANSWERS["locked"], parameters=[
             OpenApiParameter("all_projects", str, description="true: every project's "

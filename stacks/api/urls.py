@@ -15,7 +15,7 @@ urlpatterns = [
     path("locks", locks.LockedStacksApi.as_view()),
     path("fleet/actions", locks.FleetActionApi.as_view()),
     re_path(r"^stacks/(?P<stack_name>[^/]+)/(?P<path>(resources|events|template|environment|"
-            r"files|outputs|actions|locks)(/.*)?)$", v.StackLookupApi.as_view()),
+            r"files|outputs|actions|locks|lock_windows)(/.*)?)$", v.StackLookupApi.as_view()),
     path("stacks/<str:stack_name>", v.StackLookupApi.as_view()),
     path(S, v.StackDetailApi.as_view()),
     path(f"{S}/preview", v.StackUpdatePreviewApi.as_view()),
@@ -23,6 +23,8 @@ urlpatterns = [
     path(f"{S}/locks", locks.StackLockHistoryApi.as_view()),
     path(f"{S}/locks/preview", locks.StackLockPreviewApi.as_view()),
     path(f"{S}/locks/verify", locks.StackLockVerifyApi.as_view()),
+    path(f"{S}/lock_windows", locks.StackLockWindowListApi.as_view()),
+    path(f"{S}/lock_windows/<str:window_id>", locks.StackLockWindowApi.as_view()),
     path(f"{S}/template", v.StackTemplateApi.as_view()),
     path(f"{S}/environment", v.StackEnvironmentApi.as_view()),
     path(f"{S}/files", v.StackFilesApi.as_view()),

@@ -60,6 +60,20 @@ def parse_duration(value):
     return seconds
 
 
+def parse_time(value, what):
+    """An aware datetime from ISO 8601 text (UTC when it has no zone); BadRequest otherwise."""
+    when = None
+    if isinstance(value, str) and len(value) <= 64:
+        try:
+            when = parse_datetime(value.strip())
+        except ValueError:
+            when = None
+    if when is None:
+        raise BadRequest(f"Invalid {what} {str(value)[:40]!r}: must be an ISO 8601 "
+                         f"date and time, e.g. 2026-11-23T22:00:00Z.")
+    return when.replace(tzinfo=dt_timezone.utc) if timezone.is_naive(when) else when
+
+
 def lock_window_end(*, expires_at=None, duration=None, now=None):
     """When a lock's window closes: a datetime, or None for a lock without an end.
 
@@ -73,17 +87,7 @@ def lock_window_end(*, expires_at=None, duration=None, now=None):
     now = now or timezone.now()
     if duration not in (None, ""):
         return now + timedelta(seconds=parse_duration(duration))
-    when = None
-    if isinstance(expires_at, str) and len(expires_at) <= 64:
-        try:
-            when = parse_datetime(expires_at.strip())
-        except ValueError:
-            when = None
-    if when is None:
-        raise BadRequest(f"Invalid expires_at {str(expires_at)[:40]!r}: must be an ISO 8601 "
-                         f"date and time, e.g. 2026-11-23T22:00:00Z.")
-    if timezone.is_naive(when):
-        when = when.replace(tzinfo=dt_timezone.utc)
+    when = parse_time(expires_at, "expires_at")
     if when <= now:
         raise BadRequest(f"expires_at {expires_at} is not in the future.")
     if (when - now).total_seconds() > settings.HEATWEB["MAX_LOCK_SECONDS"]:

@@ -395,3 +395,97 @@ def test_a_fleet_lock_of_five_stacks_where_one_is_in_progress_locks_four(hc, inf
     refused(lambda: hc.http_client.post("/fleet/actions", data={
         "suspend": None, "tag": tag}), 400, "lock or unlock")
     hc.stacks.delete(busy)
+
+
+# Scheduled windows ----------------------------------------------------------------------------
+
+def _at(seconds):
+    return (datetime.now(timezone.utc) + timedelta(seconds=seconds)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ")
+
+
+def windows(hc, ident):
+    return hc.http_client.get(f"/stacks/{ident}/lock_windows").json()["lock_windows"]
+
+
+def wait_window(hc, ident, window_id, state, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = next(w for w in windows(hc, ident) if w["id"] == window_id)
+        if found["state"] == state:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"window {window_id} is {found}, wanted {state}")
+
+
+def test_a_window_in_the_future_locks_and_unlocks_on_time(hc):
+    ident = create(hc, NONE)
+    starts, ends = _at(4), _at(9)
+    window = hc.http_client.post(f"/stacks/{ident}/lock_windows", data={
+        "starts_at": starts, "ends_at": ends, "level": "stacks",
+        "reason": "nightly backup"}).json()["lock_window"]
+    assert (window["state"], window["starts_at"], window["ends_at"]) == \
+        ("scheduled", starts, ends)
+    assert show(hc, ident)["stack_status"] == "CREATE_COMPLETE"
+    locked = wait(hc, ident, "LOCK_COMPLETE", timeout=30)
+    assert (locked["lock_reason"], locked["lock_level"], locked["lock_expires_at"]) == \
+        ("nightly backup", "stacks", ends)
+    assert wait_window(hc, ident, window["id"], "active")
+    assert datetime.strptime(locked["locked_at"], "%Y-%m-%dT%H:%M:%SZ") >= \
+        datetime.strptime(starts, "%Y-%m-%dT%H:%M:%SZ")
+    wait(hc, ident, "UNLOCK_COMPLETE", timeout=30)
+    wait_window(hc, ident, window["id"], "done")
+    assert [r["kind"] for r in history(hc, ident)] == ["expiry", "lock"]
+
+
+def test_a_window_over_an_update_waits_and_then_locks(hc):
+    template = {"heat_template_version": "2016-10-14",
+                "parameters": {"v": {"type": "string", "default": "a"}},
+                "resources": {"r": {"type": "OS::Heat::TestResource", "properties": {
+                    "value": {"get_param": "v"}, "action_wait_secs": {"update": 6}}}}}
+    ident = create(hc, template)
+    hc.stacks.update(ident, existing=True, parameters={"v": "b"})
+    wait(hc, ident, "UPDATE_IN_PROGRESS")
+    window = hc.http_client.post(f"/stacks/{ident}/lock_windows", data={
+        "starts_at": _at(1), "ends_at": _at(120)}).json()["lock_window"]
+    waiting = wait_window(hc, ident, window["id"], "waiting", timeout=20)
+    assert waiting["note"] == "waits for the UPDATE in progress to end"
+    assert any(f"Lock window {window['id']} waits for the UPDATE in progress to end" in r
+               for r in events(hc, ident))
+    wait(hc, ident, "LOCK_COMPLETE", timeout=60)
+    assert [e.resource_status for e in hc.events.list(ident) if e.resource_name == "r"]
+    assert wait_window(hc, ident, window["id"], "active")["note"] is None
+    cancelled = hc.http_client.json_request(
+        "DELETE", f"/stacks/{ident}/lock_windows/{window['id']}")[0].json()["lock_window"]
+    assert cancelled["state"] == "cancelled" and "ended early" in cancelled["note"]
+    wait(hc, ident, "UNLOCK_COMPLETE")
+
+
+def test_windows_are_changed_cancelled_and_refused_when_bad(hc, info):
+    ident = create(hc, NONE)
+    name = ident.split("/")[0]
+    made = heat_command(info, "lock-window-create", name, "--start", _at(3600), "--end",
+                        _at(7200), "--reason", "cli window")
+    assert made.returncode == 0, made.stderr
+    window = windows(hc, ident)[0]
+    assert (window["state"], window["reason"]) == ("scheduled", "cli window")
+    moved = hc.http_client.patch(f"/stacks/{ident}/lock_windows/{window['id']}", data={
+        "starts_at": _at(1800), "level": "stacks"}).json()["lock_window"]
+    assert (moved["starts_at"], moved["ends_at"], moved["level"]) == \
+        (_at(1800)[:-3] + moved["starts_at"][-3:], window["ends_at"], "stacks")
+    for body, fragment in [({"starts_at": _at(600), "ends_at": _at(300)}, "after its starts_at"),
+                           ({"starts_at": _at(-600), "ends_at": _at(-300)}, "over already"),
+                           ({"starts_at": "soon", "ends_at": _at(300)}, "ISO 8601"),
+                           ({"starts_at": _at(2000), "ends_at": _at(3000)}, "overlaps"),
+                           ({"starts_at": _at(10), "ends_at": _at(20), "level": "x"}, "level"),
+                           ({"starts_at": _at(10), "ends_at": _at(20), "at": 1}, "Unknown")]:
+        refused(lambda: hc.http_client.post(f"/stacks/{ident}/lock_windows", data=body), 400,
+                fragment)
+    listed = heat_command(info, "lock-window-list", name)
+    assert listed.returncode == 0 and "scheduled" in listed.stdout, listed.stderr
+    gone = heat_command(info, "lock-window-cancel", name, str(window["id"]))
+    assert gone.returncode == 0 and "cancelled" in gone.stdout, gone.stderr
+    refused(lambda: hc.http_client.patch(f"/stacks/{ident}/lock_windows/{window['id']}",
+                                         data={"reason": "x"}), 409, "cancelled")
+    refused(lambda: hc.http_client.get(f"/stacks/{ident}/lock_windows/999999"), 404, "window")
+    assert show(hc, ident)["stack_status"] == "CREATE_COMPLETE"
