@@ -15,6 +15,10 @@ urlpatterns = [
     path("stacks/<uuid:stack_id>/delete", views.stack_delete_confirm, name="stack-delete"),
     path("stacks/<uuid:stack_id>/lock-preview", views.stack_lock_preview,
          name="stack-lock-preview"),
+    path("stacks/<uuid:stack_id>/lock-windows", views.stack_lock_window_create,
+         name="stack-lock-windows"),
+    path("stacks/<uuid:stack_id>/lock-windows/<int:window_id>/cancel",
+         views.stack_lock_window_cancel, name="stack-lock-window-cancel"),
     re_path(r"^stacks/(?P<stack_id>[0-9a-f-]{36})/actions/"
             r"(?P<action>lock|unlock|suspend|resume|check|delete)$",
             views.stack_action, name="stack-action"),

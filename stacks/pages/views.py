@@ -26,7 +26,7 @@ from stacks.pages.parameter_forms import StackParametersForm, StackUpdateForm, \
 from stacks.pages.topology import layout
 from stacks.definitions import definition_cache
 from stacks.services import actions as door
-from stacks.services import lifecycle
+from stacks.services import lifecycle, lock_schedule
 from stacks.services.fleet import fleet_action
 from stacks.services.lock_healing import lock_preview
 
@@ -123,7 +123,40 @@ def _topology(stack):
 def _locks(stack, request):
     records = stack.lock_records.order_by("-id")
     return {"lock_records": Paginator(records, LOCK_RECORDS_PER_PAGE).get_page(
-        request.GET.get("page"))}
+        request.GET.get("page")), "lock_windows": lock_schedule.window_list(stack)}
+
+
+@require_POST
+@page
+def stack_lock_window_create(request, stack_id):
+    """The Locks tab's "Schedule a window" form (times in UTC)."""
+    stack = _stack(request, stack_id)
+    try:
+        require_member(request.role)
+        window = lock_schedule.window_create(
+            stack, user=request.user, starts_at=request.POST.get("starts_at", ""),
+            ends_at=request.POST.get("ends_at", ""), level=request.POST.get("level") or None,
+            reason=request.POST.get("reason", "").strip())
+    except HeatError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Window {window.pk} of stack {stack.name} scheduled.")
+    return redirect(_detail_url(stack, "locks"))
+
+
+@require_POST
+@page
+def stack_lock_window_cancel(request, stack_id, window_id):
+    stack = _stack(request, stack_id)
+    try:
+        require_member(request.role)
+        lock_schedule.window_cancel(lock_schedule.window_get(stack, window_id),
+                                    user=request.user)
+    except HeatError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Window {window_id} of stack {stack.name} cancelled.")
+    return redirect(_detail_url(stack, "locks"))
 
 
 @page

@@ -130,3 +130,44 @@ def test_the_lists_checkboxes_lock_several_stacks_and_each_answers(page, live_se
     page.goto(f"/stacks/{ids[0]}/")
     expect(page.locator("#lock-details")).to_contain_text("fleet window")
     expect(page.locator("#lock-expires")).to_contain_text("then the engine unlocks it")
+
+
+def _state(info, name, stack_id):
+    return requests.get(f"{info['endpoint']}/stacks/{name}/{stack_id}",
+                        headers={"X-Auth-Token": info["token"]}, timeout=30).json()["stack"]
+
+
+def test_a_window_scheduled_on_the_locks_tab_locks_and_is_cancelled(page, live_service,
+                                                                    unique):
+    from datetime import datetime, timedelta, timezone
+
+    user = f"lt-{unique}"
+    info = make_user(live_service, user, f"ltp-{unique}")
+    name = f"lt{unique}"
+    stack_id = _create(info, name)
+    sign_in(page, user)
+    page.goto(f"/stacks/{stack_id}/locks")
+    expect(page.locator("#tab-locks")).to_contain_text("No maintenance window.")
+    now = datetime.now(timezone.utc)
+    page.get_by_label("Starts:").fill((now + timedelta(seconds=3)).strftime("%Y-%m-%dT%H:%M:%S"))
+    page.get_by_label("Ends:").fill((now + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S"))
+    page.locator("#window-level").select_option("stacks")
+    page.locator("#window-reason").fill("page window")
+    page.locator("#window-schedule").click()
+    expect(page.locator(".msg-success")).to_contain_text(f"of stack {name} scheduled.")
+    expect(page.locator("#lock-windows .window-state")).to_have_text("scheduled")
+    deadline = time.monotonic() + 60
+    while _state(info, name, stack_id)["stack_status"] != "LOCK_COMPLETE":
+        assert time.monotonic() < deadline, _state(info, name, stack_id)
+        time.sleep(0.3)
+    page.reload()
+    expect(page.locator("#lock-windows .window-state")).to_have_text("active")
+    expect(page.locator("#lock-history tbody tr").first).to_contain_text("page window")
+    screenshot(page, "lock-windows")
+    page.get_by_role("button", name="Cancel").click()
+    expect(page.locator(".msg-success")).to_contain_text(f"of stack {name} cancelled.")
+    expect(page.locator("#lock-windows .window-state")).to_contain_text("cancelled")
+    deadline = time.monotonic() + 60
+    while _state(info, name, stack_id)["stack_status"] != "UNLOCK_COMPLETE":
+        assert time.monotonic() < deadline, _state(info, name, stack_id)
+        time.sleep(0.3)
