@@ -38,6 +38,16 @@ log = logging.getLogger(__name__)
 STATELESS = ("LOCK", "UNLOCK")
 MAX_RESTARTS = 3
 
+# More work for every sweep, registered by the apps at start (the stacks app
+# expires locks and verifies physical locks): convergence imports no stack service.
+_sweep_handlers = []
+
+
+def on_sweep(handler):
+    """Call ``handler()`` at the end of every sweep (an error in it is logged, not raised)."""
+    if handler not in _sweep_handlers:
+        _sweep_handlers.append(handler)
+
 
 def lock_break(res, holder):
     """Clear ``holder``'s lock on ``res`` and mark the action failed; True if it was ours to break."""
@@ -125,6 +135,11 @@ def sweep():
     rounds_revive()
     _restart_quiet()
     _fail_stalled()
+    for handler in _sweep_handlers:
+        try:
+            handler()
+        except Exception:  # noqa: BLE001 - one handler's failure must not stop the others
+            log.exception("sweep handler %s", getattr(handler, "__name__", handler))
 
 
 # How a quiet stack's action starts over (a stack service): registered by the

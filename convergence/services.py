@@ -148,7 +148,7 @@ def traversal_complete(stack_id, traversal_id):
             transaction.on_commit(lambda: stack_trust_delete(stack_id))
         if action == "UNLOCK":
             fields.update(lock_level="", lock_reason="", locked_by=None,
-                          locked_by_admin=False, locked_at=None)
+                          locked_by_admin=False, locked_at=None, lock_expires_at=None)
         Stack.objects.filter(pk=stack.pk).update(**fields)
         stack.status_reason = fields["status_reason"]
         stack_event(stack, stack.status_reason).save()

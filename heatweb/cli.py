@@ -5,7 +5,9 @@ Reads the usual environment: Keystone credentials (``OS_AUTH_URL``,
 catalog), or ``OS_AUTH_TOKEN`` (or ``OS_TOKEN``) and
 ``HEAT_URL`` (the v1 endpoint, ``http://host:8004/v1/<project_id>``), or
 ``OS_ORCHESTRATION_URL`` + ``OS_PROJECT_ID``. Adds what python-heatclient's
-own shell lacks: ``action-lock [--level] [--reason]`` and ``action-unlock``.
+own shell lacks: ``action-lock [--level] [--reason] [--expires-in|--expires-at]
+[--dry-run]``, ``action-unlock``, ``lock-history``, ``lock-list``, ``lock-verify``,
+``fleet-lock``, ``fleet-unlock`` and ``lock-window-create|list|update|cancel``.
 """
 import argparse
 import json
@@ -119,11 +121,121 @@ def _action(name):
 
 
 def action_lock(hc, args):
-    body = {"lock": {"level": args.level} if args.level else None}
+    if args.dry_run:
+        return lock_preview(hc, args)
+    options = {"level": args.level} if args.level else {}
+    if args.expires_in:
+        options["duration"] = args.expires_in
+    if args.expires_at:
+        options["expires_at"] = args.expires_at
+    body = {"lock": options or None}
     if args.reason:
         body["reason"] = args.reason
     hc.http_client.post(f"/stacks/{_identity(hc, args.id)}/actions", data=body)
     _stack_list(hc)
+
+
+def lock_preview(hc, args):
+    level = args.level or "all"
+    preview = hc.http_client.get(f"/stacks/{_identity(hc, args.id)}/locks/preview"
+                                 f"?level={level}").json()["preview"]
+    print(f"A lock at level {level} would lock these stacks:")
+    utils.print_list([_Row(s) for s in preview["stacks"]],
+                     ["stack_name", "id", "stack_status", "nested", "locked"], sortby_index=None)
+    if level == "all":
+        print("and these physical objects:")
+        utils.print_list([_Row(o) for o in preview["objects"]],
+                         ["stack_name", "resource_name", "object", "protected_now",
+                          "held_by_lock"], sortby_index=None)
+        print("It cannot lock:")
+        utils.print_list([_Row(o) for o in preview["cannot_lock"]],
+                         ["stack_name", "resource_name", "resource_type", "why"],
+                         sortby_index=None)
+    print("Nothing was locked (dry run).")
+
+
+def lock_verify(hc, args):
+    findings = hc.http_client.post(f"/stacks/{_identity(hc, args.id)}/locks/verify").json()
+    utils.print_list([_Row(f) for f in findings["findings"]],
+                     ["stack_name", "resource_name", "object", "healed", "detail"],
+                     sortby_index=None)
+
+
+def fleet_action(action):
+    def run(hc, args):
+        body = {action: None, "stacks": list(args.id)}
+        if action == "lock":
+            options = {k: v for k, v in (("level", args.level), ("duration", args.expires_in),
+                                         ("expires_at", args.expires_at)) if v}
+            body["lock"] = options or None
+            if args.reason:
+                body["reason"] = args.reason
+        if args.tag:
+            body["tag"] = args.tag
+        if args.name:
+            body["name"] = args.name
+        results = hc.http_client.post("/fleet/actions", data=body).json()["results"]
+        rows = [_Row({**r, "error": (r.get("error") or {}).get("message", "")}) for r in results]
+        utils.print_list(rows, ["asked", "stack_name", "id", "outcome", "status", "error"],
+                         sortby_index=None)
+        return 1 if any(r["outcome"] != "started" for r in results) else 0
+    return run
+
+
+WINDOW_FIELDS = ["id", "starts_at", "ends_at", "level", "reason", "user", "state", "note"]
+
+
+def lock_window_create(hc, args):
+    body = {"starts_at": args.start, "ends_at": args.end}
+    if args.level:
+        body["level"] = args.level
+    if args.reason:
+        body["reason"] = args.reason
+    window = hc.http_client.post(f"/stacks/{_identity(hc, args.id)}/lock_windows",
+                                 data=body).json()["lock_window"]
+    utils.print_dict(window)
+
+
+def lock_window_list(hc, args):
+    windows = hc.http_client.get(f"/stacks/{_identity(hc, args.id)}/lock_windows").json()
+    utils.print_list([_Row(w) for w in windows["lock_windows"]], WINDOW_FIELDS,
+                     sortby_index=None)
+
+
+def lock_window_update(hc, args):
+    body = {k: v for k, v in (("starts_at", args.start), ("ends_at", args.end),
+                              ("level", args.level), ("reason", args.reason)) if v}
+    window = hc.http_client.patch(f"/stacks/{_identity(hc, args.id)}/lock_windows/"
+                                  f"{args.window}", data=body).json()["lock_window"]
+    utils.print_dict(window)
+
+
+def lock_window_cancel(hc, args):
+    resp = hc.http_client.json_request(
+        "DELETE", f"/stacks/{_identity(hc, args.id)}/lock_windows/{args.window}")[0]
+    utils.print_dict(resp.json()["lock_window"])
+
+
+def lock_history(hc, args):
+    query = f"?limit={args.limit}" if args.limit else ""
+    records = hc.http_client.get(f"/stacks/{_identity(hc, args.id)}/locks{query}").json()
+    fields = ["time", "kind", "user", "level", "reason", "expires_at", "held_seconds", "detail"]
+    utils.print_list([_Row(r) for r in records["locks"]], fields, sortby_index=None)
+
+
+def lock_list(hc, args):
+    query = "?all_projects=true" if args.all_projects else ""
+    stacks = hc.http_client.get(f"/locks{query}").json()["locked_stacks"]
+    fields = ["stack_name", "id", "project", "stack_status", "lock_level", "locked_by",
+              "locked_at", "lock_expires_at", "lock_reason"]
+    utils.print_list([_Row(s) for s in stacks], fields, sortby_index=None)
+
+
+class _Row:
+    """A JSON object as the attributes ``utils.print_list`` reads."""
+
+    def __init__(self, values):
+        self.__dict__.update(values)
 
 
 def action_unlock(hc, args):
@@ -183,19 +295,67 @@ def _parser():
     cmd = add("action-lock", action_lock, "Lock a stack (maintenance mode).")
     cmd.add_argument("--level", choices=("stacks", "all"))
     cmd.add_argument("--reason")
+    window = cmd.add_mutually_exclusive_group()
+    window.add_argument("--expires-in", metavar="DURATION",
+                        help='the engine unlocks the stack after this long: "30m", "2h", "1d"')
+    window.add_argument("--expires-at", metavar="TIME",
+                        help="the engine unlocks the stack then (ISO 8601, UTC if no zone)")
+    cmd.add_argument("--dry-run", action="store_true",
+                     help="show what the lock would touch, and lock nothing")
     cmd.add_argument("id")
     add("action-unlock", action_unlock, "Unlock a stack.").add_argument("id")
+    add("lock-verify", lock_verify, "Check now that a locked stack's physical locks are in "
+                                    "place (and put back those removed).").add_argument("id")
+    for verb in ("lock", "unlock"):
+        cmd = add(f"fleet-{verb}", fleet_action(verb),
+                  f"{verb.capitalize()} several stacks at once; each answers for itself "
+                  f"(exit 1 if any was refused).")
+        cmd.add_argument("--tag", help="every top-level stack with this tag")
+        cmd.add_argument("--name", help="every top-level stack whose name matches (web-*)")
+        if verb == "lock":
+            cmd.add_argument("--level", choices=("stacks", "all"))
+            cmd.add_argument("--reason")
+            window = cmd.add_mutually_exclusive_group()
+            window.add_argument("--expires-in", metavar="DURATION")
+            window.add_argument("--expires-at", metavar="TIME")
+        cmd.add_argument("id", nargs="*", help="stack names or ids")
+    cmd = add("lock-window-create", lock_window_create,
+              "Schedule a maintenance window: the engine locks the stack at --start and "
+              "unlocks it at --end.")
+    cmd.add_argument("--start", required=True, help="ISO 8601 (UTC if no zone)")
+    cmd.add_argument("--end", required=True, help="ISO 8601 (UTC if no zone)")
+    cmd.add_argument("--level", choices=("stacks", "all"))
+    cmd.add_argument("--reason")
+    cmd.add_argument("id")
+    add("lock-window-list", lock_window_list, "A stack's maintenance windows.").add_argument(
+        "id")
+    cmd = add("lock-window-update", lock_window_update, "Change a scheduled window.")
+    cmd.add_argument("--start")
+    cmd.add_argument("--end")
+    cmd.add_argument("--level", choices=("stacks", "all"))
+    cmd.add_argument("--reason")
+    cmd.add_argument("id")
+    cmd.add_argument("window", type=int)
+    cmd = add("lock-window-cancel", lock_window_cancel,
+              "Cancel a window (an active one unlocks the stack now).")
+    cmd.add_argument("id")
+    cmd.add_argument("window", type=int)
+    cmd = add("lock-history", lock_history,
+              "A stack's lock history: locks, relocks, unlocks, expiries, refusals.")
+    cmd.add_argument("--limit", type=int)
+    cmd.add_argument("id")
+    cmd = add("lock-list", lock_list, "The stacks locked now, by whom, since and until when.")
+    cmd.add_argument("--all-projects", action="store_true", help="every project (cloud admins)")
     return parser
 
 
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
-        args.func(_client(args), args)
+        return args.func(_client(args), args) or 0
     except exc.HTTPException as error:
         print(f"ERROR: {_message(error)}", file=sys.stderr)
         return 1
-    return 0
 
 
 def _message(error):

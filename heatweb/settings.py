@@ -240,6 +240,18 @@ HEATWEB = {
                                    3 * _env_float("HEATWEB_DEAD_AFTER", 30)),
     "STALL_SECONDS": _env_float("HEATWEB_STALL_SECONDS", 300),
     "PUBLIC_URL": PUBLIC_URL,
+    # Locks that expire: the longest window a lock may be taken for, and how
+    # many times the engine tries to unlock an expired lock before it reports
+    # that it gave up (each try is recorded in the stack's lock history).
+    "MAX_LOCK_SECONDS": _env_float("HEATWEB_MAX_LOCK_SECONDS", 366 * 24 * 3600),
+    "LOCK_EXPIRY_ATTEMPTS": _env_int("HEATWEB_LOCK_EXPIRY_ATTEMPTS", 5),
+    # Fleet locks: how many stacks one batch lock or unlock may take.
+    "MAX_FLEET_STACKS": _env_int("HEATWEB_MAX_FLEET_STACKS", 100),
+    # Locks that heal: how often the engines check that each physical lock a
+    # locked stack holds is still in place, and what they do when one is gone:
+    # "heal" (record an event and lock it again) or "report" (record only).
+    "LOCK_VERIFY_SECONDS": _env_float("HEATWEB_LOCK_VERIFY_SECONDS", 60),
+    "LOCK_HEAL": os.environ.get("HEATWEB_LOCK_HEAL", "heal"),
     # A create repeated (same user, name and request) within this many seconds
     # gets the stack the first one made instead of 409 (stacks/services/create_replay.py).
     "CREATE_REPLAY_SECONDS": _env_float("HEATWEB_CREATE_REPLAY_SECONDS", 600),
@@ -273,6 +285,9 @@ HEATWEB = {
     "OS_CLOUD": os.environ.get("OS_CLOUD", ""),
     "OS_REGION": os.environ.get("OS_REGION_NAME", "RegionOne"),
 }
+
+if HEATWEB["LOCK_HEAL"] not in ("heal", "report"):
+    raise ValueError(f"HEATWEB_LOCK_HEAL={HEATWEB['LOCK_HEAL']!r}: use 'heal' or 'report'")
 
 # Django reads form bodies (pages, admin) within the same budget.
 DATA_UPLOAD_MAX_MEMORY_SIZE = HEATWEB["MAX_REQUEST_BYTES"]

@@ -6,7 +6,7 @@ from django.contrib import admin, messages
 
 from heatweb.admin import ReadOnlyAdmin
 from heatweb.exceptions import HeatError
-from stacks.models import Event, RawTemplate, Resource, Stack
+from stacks.models import Event, LockRecord, RawTemplate, Resource, Stack
 from stacks.services.actions import stack_action
 
 
@@ -69,6 +69,15 @@ class EventAdmin(ReadOnlyAdmin):
                     "resource_status", "resource_status_reason")
     list_filter = ("resource_action", "resource_status")
     readonly_fields = [f.name for f in Event._meta.fields]
+
+
+@admin.register(LockRecord)
+class LockRecordAdmin(ReadOnlyAdmin):
+    list_display = ("at", "stack", "kind", "username", "level", "reason", "expires_at",
+                    "held_seconds")
+    list_filter = ("kind", "level")
+    search_fields = ("stack__name", "username", "reason")
+    readonly_fields = [f.name for f in LockRecord._meta.fields]
 
 
 @admin.register(RawTemplate)

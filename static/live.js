@@ -30,7 +30,14 @@
           holder.innerHTML = html;
           groups[src].forEach(function (el) {
             var fresh = holder.content.getElementById(el.id);
-            if (fresh) { el.replaceWith(fresh); }
+            if (fresh) {
+              // A row's fleet checkbox keeps what the user ticked across refreshes.
+              el.querySelectorAll("input[type=checkbox][id]").forEach(function (box) {
+                var twin = fresh.querySelector("#" + CSS.escape(box.id));
+                if (twin) { twin.checked = box.checked; }
+              });
+              el.replaceWith(fresh);
+            }
           });
         })
         .catch(function () { /* try again on the next tick */ })

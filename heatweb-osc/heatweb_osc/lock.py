@@ -78,10 +78,18 @@ class LockStack(_StackLockBase):
                             help="stacks: the stack and its nested stacks; all (default): "
                                  "also lock each physical resource that supports it")
         parser.add_argument("--reason", metavar="<reason>", help="Why the stack is locked")
+        window = parser.add_mutually_exclusive_group()
+        window.add_argument("--expires-in", metavar="<duration>",
+                            help='The engine unlocks the stack after this long ("30m", "2h")')
+        window.add_argument("--expires-at", metavar="<time>",
+                            help="The engine unlocks the stack then (ISO 8601)")
         return parser
 
     def body(self, parsed_args):
-        body = {"lock": {"level": parsed_args.level} if parsed_args.level else None}
+        options = {k: v for k, v in (("level", parsed_args.level),
+                                     ("duration", parsed_args.expires_in),
+                                     ("expires_at", parsed_args.expires_at)) if v}
+        body = {"lock": options or None}
         if parsed_args.reason:
             body["reason"] = parsed_args.reason
         return body

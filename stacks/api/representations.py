@@ -31,7 +31,8 @@ def lock_info(stack):
     return {"locked": locked, "lock_level": stack.lock_level or None,
             "lock_reason": stack.lock_reason or None,
             "locked_by": stack.locked_by.username if stack.locked_by_id else None,
-            "locked_at": heat_time(stack.locked_at)}
+            "locked_at": heat_time(stack.locked_at),
+            "lock_expires_at": heat_time(stack.lock_expires_at)}
 
 
 def stack_summary(stack, links):

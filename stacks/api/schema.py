@@ -12,6 +12,7 @@ from rest_framework import serializers as s
 
 from heatweb.openapi import HEAT_ERROR
 from softwareconfig.api import views as sw
+from stacks.api import lock_views as locks
 from stacks.api import meta_views as meta
 from stacks.api import views as v
 from stacks.api import webhooks
@@ -56,7 +57,7 @@ STACK_SUMMARY_FIELDS = {
     "stack_user_project_id": s.CharField(), "project": s.CharField(),
     "tags": s.ListField(child=s.CharField(), allow_null=True),
     "locked": s.BooleanField(), "lock_level": _text(), "lock_reason": _text(),
-    "locked_by": _text(), "locked_at": TIME}
+    "locked_by": _text(), "locked_at": TIME, "lock_expires_at": TIME}
 STACK_SUMMARY = _obj("StackSummary", STACK_SUMMARY_FIELDS)
 OUTPUT = _obj("StackOutput", {
     "output_key": s.CharField(), "description": _text(), "output_value": JSON(allow_null=True),
@@ -138,8 +139,15 @@ ANSWERS = {
                        {"software_deployment": SOFTWARE_DEPLOYMENT_SHOWN}),
     "server_metadata": _obj("ServerMetadata", {"metadata": s.ListField(child=JSON())}),
 }
-LOCK = inline_serializer("LockOptions", {
-    "level": s.ChoiceField(choices=["all", "stacks"], default="all", required=False)})
+LOCK_OPTIONS = {
+    "level": s.ChoiceField(choices=["all", "stacks"], default="all", required=False),
+    "expires_at": s.CharField(required=False, help_text=(
+        "ISO 8601: the engine unlocks the stack then (the lock window closes)")),
+    "duration": s.CharField(required=False, help_text=(
+        'How long the lock lasts: "90s", "30m", "2h", "1d12h" (not with expires_at)'))}
+LOCK = inline_serializer("LockOptions", copy.deepcopy(LOCK_OPTIONS))
+LOCK_OPTIONS_FLEET = inline_serializer("FleetLockOptions", copy.deepcopy(LOCK_OPTIONS),
+                                       required=False)
 ACTION = inline_serializer("StackAction", {
     "suspend": JSON(required=False, allow_null=True), "resume": JSON(required=False,
                                                                      allow_null=True),
@@ -152,6 +160,59 @@ VALIDATE = inline_serializer("Validate", {"template": JSON(), "parameters": s.Di
     required=False), "environment": JSON(required=False), "files": s.DictField(required=False)})
 SIGNAL = s.DictField(child=JSON(allow_null=True), required=False,
                      help_text="Signal details (any JSON object)")
+
+LOCK_RECORD = _obj("LockRecord", {
+    "id": s.IntegerField(), "kind": s.ChoiceField(choices=[
+        "lock", "relock", "unlock", "expiry", "refusal", "heal"]),
+    "time": TIME, "user": _text(), "level": _text(), "reason": _text(),
+    "expires_at": TIME, "held_seconds": s.FloatField(allow_null=True), "detail": _text()})
+LOCKED_STACK = _obj("LockedStack", {
+    "id": s.UUIDField(), "stack_name": s.CharField(), "project": s.CharField(),
+    "stack_status": s.CharField(), "parent": _text(), "lock_level": _text(),
+    "lock_reason": _text(), "locked_by": _text(), "locked_at": TIME, "lock_expires_at": TIME,
+    "links": LINKS})
+PREVIEW_STACK = _obj("LockPreviewStack", {
+    "id": s.UUIDField(), "stack_name": s.CharField(), "stack_status": s.CharField(),
+    "nested": s.BooleanField(), "locked": s.BooleanField(), "lock_level": _text()})
+PREVIEW_WHERE = {"stack_name": s.CharField(), "resource_name": s.CharField(),
+                 "resource_type": s.CharField(), "physical_resource_id": _text()}
+PREVIEW_OBJECT = _obj("LockPreviewObject", {
+    **PREVIEW_WHERE, "object": s.CharField(), "protected_now": s.BooleanField(),
+    "held_by_lock": s.BooleanField(), "detail": _text()})
+PREVIEW_CANNOT = _obj("LockPreviewCannot", {**PREVIEW_WHERE, "why": s.CharField()})
+ANSWERS["lock_preview"] = _obj("LockPreview", {"preview": _obj("LockPreviewBody", {
+    "level": s.CharField(), "stacks": s.ListField(child=PREVIEW_STACK),
+    "objects": s.ListField(child=PREVIEW_OBJECT),
+    "cannot_lock": s.ListField(child=PREVIEW_CANNOT)})})
+ANSWERS["lock_verify"] = _obj("LockVerify", {"findings": s.ListField(child=_obj(
+    "LockFinding", {"stack_name": s.CharField(), "resource_name": s.CharField(),
+                    "object": s.CharField(), "healed": s.BooleanField(),
+                    "detail": s.CharField()}))})
+FLEET = inline_serializer("FleetAction", {
+    "lock": LOCK_OPTIONS_FLEET, "unlock": JSON(required=False, allow_null=True),
+    "reason": s.CharField(required=False), "stacks": s.ListField(
+        child=s.CharField(), required=False, help_text="Stack names or ids"),
+    "tag": s.CharField(required=False, help_text="Every top-level stack with this tag"),
+    "name": s.CharField(required=False, help_text="Every top-level stack whose name matches "
+                                                  "this pattern (web-*)")})
+ANSWERS["fleet"] = _obj("FleetResults", {"results": s.ListField(child=_obj("FleetResult", {
+    "asked": s.CharField(), "id": _text(), "stack_name": _text(), "status": s.IntegerField(),
+    "outcome": s.ChoiceField(choices=["started", "refused"]),
+    "error": JSON(required=False)}))})
+LOCK_WINDOW = _obj("LockWindow", {
+    "id": s.IntegerField(), "starts_at": TIME, "ends_at": TIME, "level": s.CharField(),
+    "reason": _text(), "user": _text(), "state": s.ChoiceField(choices=[
+        "scheduled", "waiting", "active", "done", "cancelled", "failed"]), "note": _text()})
+ANSWERS["lock_window"] = _obj("LockWindowShow", {"lock_window": LOCK_WINDOW})
+ANSWERS["lock_windows"] = _obj("LockWindowList", {"lock_windows": s.ListField(
+    child=LOCK_WINDOW)})
+WINDOW_BODY = inline_serializer("LockWindowBody", {
+    "starts_at": s.CharField(required=False, help_text="ISO 8601: the engine locks then"),
+    "ends_at": s.CharField(required=False, help_text="ISO 8601: the lock expires then"),
+    "level": s.ChoiceField(choices=["all", "stacks"], required=False),
+    "reason": s.CharField(required=False)})
+ANSWERS["locks"] = _obj("LockHistory", {"locks": s.ListField(child=LOCK_RECORD)})
+ANSWERS["locked"] = _obj("LockedStacks", {"locked_stacks": s.ListField(child=LOCKED_STACK)})
 
 ERRORS = {code: OpenApiResponse(HEAT_ERROR, description=text) for code, text in (
     (400, "Bad request (e.g. InvalidTemplate, StackValidationFailed, "
@@ -204,6 +265,41 @@ DOCS = {
             'lock ({"lock": {"level": "all"|"stacks"}, "reason": "..."}; null or {} means '
             'level all) or unlock ({"unlock": null}). 200 when the action started; 409 '
             "StackLocked/ActionInProgress/InvalidStackState when the state table refuses."))),
+    locks.StackLockHistoryApi: dict(get=_op(
+        "A stack's lock history", answer=ANSWERS["locks"], parameters=[
+            OpenApiParameter("limit", str, description="Page size"),
+            OpenApiParameter("marker", str, description="id of the last record of the "
+                                                        "previous page"),
+            OpenApiParameter("sort_dir", str, description="desc (newest first) or asc")])),
+    locks.StackLockPreviewApi: dict(get=_op(
+        "Preview a lock (dry run)", answer=ANSWERS["lock_preview"], parameters=[
+            OpenApiParameter("level", str, description="all (default) or stacks")])),
+    locks.StackLockVerifyApi: dict(post=_op(
+        "Verify a locked stack's physical locks now", answer=ANSWERS["lock_verify"],
+        description="Each physical lock removed behind heatweb's back is recorded as an "
+                    "event naming the object and, with LOCK_HEAL=heal, locked again. 409 "
+                    "InvalidStackState unless the stack is LOCK_COMPLETE.")),
+    locks.FleetActionApi: dict(post=_op(
+        "Lock or unlock several stacks", request=FLEET, answer=ANSWERS["fleet"],
+        description="One result per stack, in order: a stack refused (in progress, not "
+                    "found, locked by a cloud admin) is refused alone; the others go on. "
+                    "400 for a bad body or window, before any stack is touched.")),
+    locks.StackLockWindowListApi: dict(
+        get=_op("List a stack's lock windows", answer=ANSWERS["lock_windows"]),
+        post=_op("Schedule a lock window", request=WINDOW_BODY, ok=201,
+                 answer=ANSWERS["lock_window"], description=(
+                     "starts_at and ends_at are required; 400 for bad or overlapping "
+                     "times"))),
+    locks.StackLockWindowApi: dict(
+        get=_op("Show a lock window", answer=ANSWERS["lock_window"]),
+        patch=_op("Change a scheduled lock window", request=WINDOW_BODY,
+                  answer=ANSWERS["lock_window"]),
+        delete=_op("Cancel a lock window (an active one unlocks the stack)",
+                   answer=ANSWERS["lock_window"])),
+    locks.LockedStacksApi: dict(get=_op(
+        "Stacks locked now", answer=ANSWERS["locked"], parameters=[
+            OpenApiParameter("all_projects", str, description="true: every project's "
+                                                              "(cloud admins)")])),
     v.StackTemplateApi: dict(get=_op("The stack's template")),
     v.StackEnvironmentApi: dict(get=_op("The stack's environment", answer=ENVIRONMENT)),
     v.StackFilesApi: dict(get=_op("The stack's files", answer=s.DictField(child=s.CharField(

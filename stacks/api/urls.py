@@ -1,5 +1,6 @@
 from django.urls import path, re_path
 
+from stacks.api import lock_views as locks
 from stacks.api import meta_views as meta
 from stacks.api import views as v
 from stacks.api.schema import document
@@ -11,12 +12,19 @@ S = "stacks/<str:stack_name>/<str:stack_id>"
 urlpatterns = [
     path("stacks", v.StackListApi.as_view()),
     path("stacks/preview", v.StackPreviewApi.as_view()),
+    path("locks", locks.LockedStacksApi.as_view()),
+    path("fleet/actions", locks.FleetActionApi.as_view()),
     re_path(r"^stacks/(?P<stack_name>[^/]+)/(?P<path>(resources|events|template|environment|"
-            r"files|outputs|actions)(/.*)?)$", v.StackLookupApi.as_view()),
+            r"files|outputs|actions|locks|lock_windows)(/.*)?)$", v.StackLookupApi.as_view()),
     path("stacks/<str:stack_name>", v.StackLookupApi.as_view()),
     path(S, v.StackDetailApi.as_view()),
     path(f"{S}/preview", v.StackUpdatePreviewApi.as_view()),
     path(f"{S}/actions", v.StackActionApi.as_view()),
+    path(f"{S}/locks", locks.StackLockHistoryApi.as_view()),
+    path(f"{S}/locks/preview", locks.StackLockPreviewApi.as_view()),
+    path(f"{S}/locks/verify", locks.StackLockVerifyApi.as_view()),
+    path(f"{S}/lock_windows", locks.StackLockWindowListApi.as_view()),
+    path(f"{S}/lock_windows/<str:window_id>", locks.StackLockWindowApi.as_view()),
     path(f"{S}/template", v.StackTemplateApi.as_view()),
     path(f"{S}/environment", v.StackEnvironmentApi.as_view()),
     path(f"{S}/files", v.StackFilesApi.as_view()),

@@ -25,10 +25,11 @@ def _action_args(action, arg, body):
     arg = arg if arg is not None else {}
     if not isinstance(arg, dict):
         raise BadRequest('The lock action takes an object: {"lock": {"level": "all"}}.')
-    unknown = set(arg) - {"level", "reason"}
+    unknown = set(arg) - {"level", "reason", "expires_at", "duration"}
     if unknown:
         raise BadRequest(f"Unknown lock option {sorted(unknown)[0]}.")
-    return {"level": arg.get("level"), "reason": arg.get("reason", body.get("reason", ""))}
+    return {"level": arg.get("level"), "reason": arg.get("reason", body.get("reason", "")),
+            "expires_at": arg.get("expires_at"), "duration": arg.get("duration")}
 
 
 

@@ -48,6 +48,10 @@ class Stack(models.Model):
                                   on_delete=models.SET_NULL, related_name="+")
     locked_by_admin = models.BooleanField(default=False)
     locked_at = models.DateTimeField(null=True, blank=True)
+    # When the lock's window closes (the engine then unlocks it); None: until unlocked.
+    lock_expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    # When an engine last checked that the lock's physical locks are in place.
+    lock_verified_at = models.DateTimeField(null=True, blank=True)
     # The state the stack was in when first locked (a suspended stack stays
     # suspended through lock and unlock, and can be resumed after).
     pre_lock_state = models.CharField(max_length=32, blank=True, default="")

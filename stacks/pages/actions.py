@@ -17,7 +17,8 @@ from stacks.services import locking
 def form_args(action, form):
     """The door's (``stack_action``) arguments from an action button's form."""
     if action == "lock":
-        return {"level": form.get("level") or None, "reason": form.get("reason", "").strip()}
+        return {"level": form.get("level") or None, "reason": form.get("reason", "").strip(),
+                "duration": form.get("expires_in", "").strip() or None}
     return {}
 
 

@@ -51,6 +51,11 @@ class LockForm(forms.Form):
                               help_text="stacks: this stack and its nested stacks; "
                                         "all: their physical resources too.")
     reason = forms.CharField(required=False, max_length=255, label="Reason")
+    expires_in = forms.CharField(required=False, max_length=32, label="Unlock after",
+                                 help_text='Optional: "30m", "2h", "1d"; the engine unlocks '
+                                           'the stack then.',
+                                 widget=forms.TextInput(attrs={"placeholder": "e.g. 2h",
+                                                               "size": 8}))
 
 
 def constraint_notes(schema):

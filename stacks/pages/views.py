@@ -26,11 +26,14 @@ from stacks.pages.parameter_forms import StackParametersForm, StackUpdateForm, \
 from stacks.pages.topology import layout
 from stacks.definitions import definition_cache
 from stacks.services import actions as door
-from stacks.services import lifecycle
+from stacks.services import lifecycle, lock_schedule
+from stacks.services.fleet import fleet_action
+from stacks.services.lock_healing import lock_preview
 
 STACKS_PER_PAGE = 20
 EVENTS_PER_PAGE = 25
-TABS = ("overview", "resources", "events", "template", "topology")
+TABS = ("overview", "resources", "events", "template", "topology", "locks")
+LOCK_RECORDS_PER_PAGE = 25
 
 
 def _stack(request, stack_id):
@@ -117,6 +120,56 @@ def _topology(stack):
     return {"graph": layout(selectors.stack_resources(stack))}
 
 
+def _locks(stack, request):
+    records = stack.lock_records.order_by("-id")
+    return {"lock_records": Paginator(records, LOCK_RECORDS_PER_PAGE).get_page(
+        request.GET.get("page")), "lock_windows": lock_schedule.window_list(stack)}
+
+
+@require_POST
+@page
+def stack_lock_window_create(request, stack_id):
+    """The Locks tab's "Schedule a window" form (times in UTC)."""
+    stack = _stack(request, stack_id)
+    try:
+        require_member(request.role)
+        window = lock_schedule.window_create(
+            stack, user=request.user, starts_at=request.POST.get("starts_at", ""),
+            ends_at=request.POST.get("ends_at", ""), level=request.POST.get("level") or None,
+            reason=request.POST.get("reason", "").strip())
+    except HeatError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Window {window.pk} of stack {stack.name} scheduled.")
+    return redirect(_detail_url(stack, "locks"))
+
+
+@require_POST
+@page
+def stack_lock_window_cancel(request, stack_id, window_id):
+    stack = _stack(request, stack_id)
+    try:
+        require_member(request.role)
+        lock_schedule.window_cancel(lock_schedule.window_get(stack, window_id),
+                                    user=request.user)
+    except HeatError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Window {window_id} of stack {stack.name} cancelled.")
+    return redirect(_detail_url(stack, "locks"))
+
+
+@page
+def stack_lock_preview(request, stack_id):
+    """The lock form's preview: what a lock at the chosen level touches, then confirm."""
+    stack = _stack(request, stack_id)
+    form = LockForm(request.GET or None, initial={"level": stack.lock_level or "all"})
+    level = form.cleaned_data["level"] if form.is_valid() else "all"
+    return render(request, "stacks/lock_preview.html", {
+        "stack": stack, "preview": lock_preview(stack, level=level), "lock_form": form,
+        "action": action_states(stack, request.role, request.user)["lock"]})
+
+
 @page
 def stack_detail(request, stack_id, tab="overview"):
     if tab not in TABS:
@@ -131,7 +184,8 @@ def stack_detail(request, stack_id, tab="overview"):
                     "resources": lambda: _resources(stack),
                     "events": lambda: _events(stack, request),
                     "template": lambda: _template(stack),
-                    "topology": lambda: _topology(stack)}[tab]())
+                    "topology": lambda: _topology(stack),
+                    "locks": lambda: _locks(stack, request)}[tab]())
     name = "stacks/_detail_live.html" if request.GET.get("live") else "stacks/detail.html"
     return render(request, name, context)
 
@@ -150,6 +204,32 @@ def stack_action(request, stack_id, action):
         if action == "delete":
             return redirect("pages:stack-list")
     return redirect(_detail_url(stack))
+
+
+@require_POST
+@page
+def fleet_action_page(request):
+    """The list's "Lock selected" / "Unlock selected": one message per stack."""
+    action = request.POST.get("action", "")
+    args = form_args(action, request.POST) if action == "lock" else {}
+    if not request.POST.getlist("stack"):
+        messages.error(request, "Select at least one stack.")
+        return redirect("pages:stack-list")
+    try:
+        require_member(request.role)
+        results = fleet_action(request.project, action, user=request.user,
+                               stacks=request.POST.getlist("stack")[:100], **args)
+    except HeatError as error:
+        messages.error(request, error.message)
+        return redirect("pages:stack-list")
+    for result in results:
+        if result["outcome"] == "started":
+            messages.success(request, f"{STARTED[action]} of stack {result['stack_name']} "
+                                      f"started.")
+        else:
+            messages.error(request, f"{result['stack_name'] or result['asked']}: "
+                                    f"{result['error']['message']}")
+    return redirect("pages:stack-list")
 
 
 @page

@@ -233,6 +233,16 @@ class ResourcePlugin:
     def check_unlock_complete(self, cookie):
         return True
 
+    def physical_lock_state(self):
+        """What the cloud says of this resource's physical lock (stack lock level ``all``).
+
+        ``{"object": "server <id>", "locked": bool, "detail": str}``, or None
+        for a resource that takes no physical lock. Raises ``ResourceFailure``
+        when the object is gone. Asked by the lock preview and by the engine
+        verifying that a locked stack's physical locks are still in place.
+        """
+        return None
+
     # Reference and attributes ------------------------------------------------------------
 
     def get_reference_id(self):

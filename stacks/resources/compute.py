@@ -178,6 +178,14 @@ class Server(ResourcePlugin):
                 reason += f": {self.context.lock_reason}"
             _cloud_call(self.cloud.server_lock, self.physical_id, reason=reason[:255])
 
+    def physical_lock_state(self):
+        server = _cloud_call(self.cloud.server_get, self.physical_id) if self.physical_id \
+            else None
+        if server is None:
+            raise ResourceFailure(f"Server {self.physical_id or self.name} does not exist")
+        return {"object": f"server {self.physical_id}", "locked": bool(server["locked"]),
+                "detail": server.get("locked_reason") or ""}
+
     def handle_unlock(self):
         was_locked = self.data.pop(LOCK_SAVED, False)
         if self.physical_id and not was_locked:

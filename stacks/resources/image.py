@@ -119,6 +119,14 @@ class Image(ResourcePlugin):
             self.data[LOCK_SAVED] = bool(image["protected"])
         _cloud_call(self.cloud.image_protect, self.physical_id, True)
 
+    def physical_lock_state(self):
+        image = _cloud_call(self.cloud.image_get, self.physical_id) if self.physical_id \
+            else None
+        if image is None:
+            raise ResourceFailure(f"Image {self.physical_id or self.name} does not exist")
+        return {"object": f"image {self.physical_id}", "locked": bool(image["protected"]),
+                "detail": "protected" if image["protected"] else ""}
+
     def handle_unlock(self):
         saved = self.data.pop(LOCK_SAVED, None)
         if self.physical_id and saved is not None:

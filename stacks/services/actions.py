@@ -10,11 +10,12 @@ transition (a signal, a deployment's PUT or DELETE) ask the same question,
 """
 from django_fsm import can_proceed
 
-from heatweb.exceptions import InvalidActionRequest
+from heatweb.exceptions import Forbidden, InvalidActionRequest, StackLocked
 from softwareconfig import services as deployments
 from stacks.models import Resource
 from stacks.models import states as st
-from stacks.services import lifecycle, locking, signals
+from stacks.services import lifecycle, lock_healing, locking, signals
+from stacks.services.lock_windows import lock_record
 from stacks.models.events import resource_event
 from stacks.selectors import stack_resource
 
@@ -34,7 +35,16 @@ def _signal(stack, *, user, resource_name, details=None):
     signals.check_signal_supported(stack, res)
     resource_event(res, f"signal ignored: stack is locked ({refusal.message})",
                    action="SIGNAL", status="COMPLETE").save()
+    _record_refusal(stack, "signal", user, refusal, what=f"signal to {resource_name} ignored")
     return None
+
+
+def _record_refusal(stack, action, user, refusal, *, what=None):
+    """The lock history keeps every action a lock refused: who asked, what, and the answer."""
+    holder = st.lock_holder(stack) or stack
+    lock_record(stack, "refusal", user=user, level=holder.lock_level,
+                reason=holder.lock_reason,
+                detail=f"{what or action + ' refused'}: {refusal.message}")
 
 
 def _deployment_update(stack, *, user, deployment, **fields):
@@ -64,6 +74,8 @@ ACTIONS = {
     "lock": lambda stack, *, user, **args: locking.stack_lock(stack, user=user, **args),
     "unlock": lambda stack, *, user, **args: locking.stack_unlock(stack, user=user, **args),
     "signal": _signal,
+    # Not a transition: the stack stays LOCK_COMPLETE while its physical locks are checked.
+    "verify_lock": lambda stack, *, user: lock_healing.stack_lock_verify(stack, user=user),
     "deployment_update": _deployment_update,
     "deployment_delete": _deployment_delete,
 }
@@ -92,10 +104,18 @@ def stack_action(stack, action, /, *, user=None, **args):
     transition = TRANSITIONS.get(action)
     if action == "lock" and args.get("cascade_from") is not None:
         transition = "lock_from_parent"
-    if transition and not can_proceed(getattr(stack, f"begin_{transition}")):
-        # Refused before any validation or work: the state table's answer.
-        raise st.refusal_for(stack, action.upper())
-    return handler(stack, user=user, **args)
+    try:
+        if transition and not can_proceed(getattr(stack, f"begin_{transition}")):
+            # Refused before any validation or work: the state table's answer.
+            raise st.refusal_for(stack, action.upper())
+        return handler(stack, user=user, **args)
+    except StackLocked as refusal:
+        _record_refusal(stack, action, user, refusal)
+        raise
+    except Forbidden as refusal:
+        if action in ("lock", "unlock") and stack.is_locked:
+            _record_refusal(stack, action, user, refusal)
+        raise
 
 
 def deployment_stack(deployment):

@@ -14,6 +14,8 @@ from heatweb.tokens import is_cloud_admin
 from stacks.models import Resource
 from stacks.models import states as st
 from stacks.services.lifecycle import _begin
+from stacks.services.lock_windows import expiry_note, held_for, lock_expiry_schedule, \
+    lock_record, lock_window_end
 
 LEVELS = ("all", "stacks")
 
@@ -46,19 +48,25 @@ def _walk_start(stack, action, *, reason, transition=None, **fields):
     traversal_begin(stack, traversal_id=traversal_id, graph=graph, reason=reason)
 
 
-def check_lock_arguments(*, level=None, reason="", **_):
-    """BadRequest for a lock level or reason a lock cannot take."""
+def check_lock_arguments(*, level=None, reason="", expires_at=None, duration=None, **_):
+    """BadRequest for a lock level, reason or window a lock cannot take."""
     if level is not None and level not in LEVELS:
         raise BadRequest(f'Invalid lock level "{level}": must be "all" or "stacks".')
     if reason is not None and not isinstance(reason, str):
         raise BadRequest("The lock reason must be a string.")
+    lock_window_end(expires_at=expires_at, duration=duration)
 
 
-def stack_lock(stack, *, level=None, reason="", user=None, cascade_from=None):
+def stack_lock(stack, *, level=None, reason="", user=None, cascade_from=None, expires_at=None,
+               duration=None):
     """Lock the stack (and nested stacks); at level ``all`` lock/protect resources too.
 
     ``cascade_from``: the parent stack taking its lock; the child copies its
-    level, reason, locker and whether a cloud admin locked it.
+    level, reason, locker and whether a cloud admin locked it (not its
+    window: the parent's unlock releases it). ``expires_at`` (ISO 8601) or
+    ``duration`` (``"2h"``): the engine unlocks the stack when the window
+    closes (``stacks.services.lock_windows``); without either, a relock
+    ends any window the lock had.
     """
     if cascade_from is not None:
         level, reason, user = cascade_from.lock_level, cascade_from.lock_reason, \
@@ -67,8 +75,11 @@ def stack_lock(stack, *, level=None, reason="", user=None, cascade_from=None):
     else:
         _require_may_change(stack, user)
         by_admin = bool(user and is_cloud_admin(user))
-    check_lock_arguments(level=level, reason=reason)
+    check_lock_arguments(level=level, reason=reason, expires_at=expires_at, duration=duration)
+    ends = lock_window_end(expires_at=expires_at, duration=duration) \
+        if cascade_from is None else None
     level = level or "all"
+    kind = "relock" if stack.is_locked else "lock"
     relocking = stack.state in st.LOCKED_STATES or stack.state == "UNLOCK_COMPLETE"
     pre_lock_state = stack.pre_lock_state if relocking else stack.state
     who = user.username if user else "the engine"
@@ -79,15 +90,33 @@ def stack_lock(stack, *, level=None, reason="", user=None, cascade_from=None):
                     transition="lock_from_parent" if cascade_from is not None else None,
                     lock_level=level, lock_reason=reason or "",
                     locked_by_id=user.pk if user else None, locked_by_admin=by_admin,
-                    locked_at=timezone.now(), pre_lock_state=pre_lock_state)
+                    locked_at=timezone.now(), pre_lock_state=pre_lock_state,
+                    lock_expires_at=ends)
+        if ends is not None:
+            lock_expiry_schedule(stack, ends)
+        if cascade_from is None:
+            lock_record(stack, kind, user=user, level=level, reason=reason, expires_at=ends)
     return stack
 
 
-def stack_unlock(stack, *, user=None, cascade=False):
-    """Release the lock, restoring each resource's protection as it was before."""
-    if not cascade:
+def stack_unlock(stack, *, user=None, cascade=False, expired=False):
+    """Release the lock, restoring each resource's protection as it was before.
+
+    ``expired``: the engine unlocks because the lock's window closed (a lock
+    set by a cloud admin too: the admin set its end).
+    """
+    if not cascade and not expired:
         _require_may_change(stack, user)
     who = user.username if user else ("its parent stack" if cascade else "the engine")
+    reason = f"Stack UNLOCK started by {who}"
+    note = expiry_note(stack) if expired else ""
+    if expired:
+        reason += f": {note}"
+    level, lock_reason, held = stack.lock_level, stack.lock_reason, held_for(stack)
+    ends = stack.lock_expires_at
     with transaction.atomic():
-        _walk_start(stack, "UNLOCK", reason=f"Stack UNLOCK started by {who}")
+        _walk_start(stack, "UNLOCK", reason=reason)
+        if not cascade:
+            lock_record(stack, "expiry" if expired else "unlock", user=user, level=level,
+                        reason=lock_reason, expires_at=ends, held_seconds=held, detail=note)
     return stack
