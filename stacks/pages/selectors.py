@@ -1,8 +1,11 @@
 """Reads the pages need beyond ``stacks.selectors``: a searchable, pageable list."""
 from django.db.models import Q
 
+from heatweb.exceptions import HeatError
 from stacks.models import Stack
 from stacks.models import states as st
+from stacks.plugins import plugin_for, stack_context
+from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 
 STATUS_FILTERS = {
     "IN_PROGRESS": Q(state__endswith="_IN_PROGRESS"),
@@ -33,3 +36,28 @@ def stack_children(stack):
     """``{resource name: child stack}`` for the stack's live nested stacks."""
     return {child.parent_resource_name: child
             for child in Stack.objects.filter(parent=stack, deleted_at__isnull=True)}
+
+
+def physical_object(stack, res):
+    """``(live state, lock held before)`` of the resource's cloud object, as the driver says now.
+
+    ``live state`` is ``{label: value}`` (None for a resource with no cloud
+    object; ``{"error": ...}`` when the cloud could not be asked).
+    """
+    if not res.physical_resource_id or res.state == st.INIT_COMPLETE:
+        return None, None
+    try:
+        plugin = plugin_for(stack_context(stack), res)
+        return plugin.physical_state(), plugin.lock_held_before()
+    except HeatError as error:
+        return {"error": error.message}, None
+    except Exception as error:  # noqa: BLE001 - the cloud's refusal is shown, not a 500
+        return {"error": f"{type(error).__name__}: {error}"}, None
+
+
+def physical_locks(stack, rows):
+    """``{resource name: (live state, held before)}`` for cloud objects the stack lock holds
+    (a nested stack follows the lock itself; a resource with no cloud object has none)."""
+    held = {r.name: physical_object(stack, r) for r in rows
+            if (r.plugin_data or {}).get(PHYSICAL_LOCK_FLAG)}
+    return {name: lock for name, lock in held.items() if lock[0] is not None}

@@ -25,6 +25,7 @@ from stacks.pages.parameter_forms import StackParametersForm, StackUpdateForm, \
     environment_from_text
 from stacks.pages.topology import layout
 from stacks.definitions import definition_cache
+from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 from stacks.services import actions as door
 from stacks.services import lifecycle
 
@@ -98,7 +99,9 @@ def _overview(stack):
 
 def _resources(stack):
     children = page_selectors.stack_children(stack)
-    return {"resources": [(r, children.get(r.name)) for r in selectors.stack_resources(stack)]}
+    rows = selectors.stack_resources(stack)
+    locks = page_selectors.physical_locks(stack, rows)
+    return {"resources": [(r, children.get(r.name), locks.get(r.name)) for r in rows]}
 
 
 def _events(stack, request):
@@ -114,7 +117,8 @@ def _template(stack):
 
 
 def _topology(stack):
-    return {"graph": layout(selectors.stack_resources(stack))}
+    rows = selectors.stack_resources(stack)
+    return {"graph": layout(rows, selectors.dependency_names(stack, rows))}
 
 
 @page
@@ -125,7 +129,10 @@ def stack_detail(request, stack_id, tab="overview"):
     actions = action_states(stack, request.role, request.user)
     context = {"stack": stack, "tab": tab, "tabs": TABS, "actions": actions,
                "disabled_reasons": disabled_reasons(actions),
-               "lock_form": LockForm(initial={"level": stack.lock_level or "all"}),
+               # Changing a lock starts from the lock as it is (level and reason).
+               "lock_form": LockForm(initial={
+                   "level": stack.lock_level or "all",
+                   "reason": stack.lock_reason if stack.is_locked else ""}),
                "live": stack.status == "IN_PROGRESS", "parent": stack.parent}
     context.update({"overview": lambda: _overview(stack),
                     "resources": lambda: _resources(stack),
@@ -133,6 +140,28 @@ def stack_detail(request, stack_id, tab="overview"):
                     "template": lambda: _template(stack),
                     "topology": lambda: _topology(stack)}[tab]())
     name = "stacks/_detail_live.html" if request.GET.get("live") else "stacks/detail.html"
+    return render(request, name, context)
+
+
+@page
+def resource_detail(request, stack_id, resource_name):
+    """One resource: its state, physical object as the cloud reports it, data and events."""
+    stack = _stack(request, stack_id)
+    res = selectors.stack_resource(stack, resource_name)
+    rows = selectors.stack_resources(stack)
+    deps = selectors.dependency_names(stack, rows)
+    physical, held_before = page_selectors.physical_object(stack, res)
+    events = selectors.stack_events(stack, params={"sort_dir": "desc", "limit": "50"},
+                                    resource_name=res.name)
+    context = {"stack": stack, "res": res, "parent": stack.parent,
+               "child": page_selectors.stack_children(stack).get(res.name),
+               "depends_on": deps.get(res.name, []),
+               "required_by": selectors.required_by(deps).get(res.name, []),
+               "physical": physical, "held_before": held_before,
+               "locked": bool((res.plugin_data or {}).get(PHYSICAL_LOCK_FLAG)),
+               "events": events,
+               "live": stack.status == "IN_PROGRESS" or res.status == "IN_PROGRESS"}
+    name = "stacks/_resource_live.html" if request.GET.get("live") else "stacks/resource.html"
     return render(request, name, context)
 
 
