@@ -45,6 +45,28 @@ class LaunchSourceForm(forms.Form):
         return cleaned
 
 
+class UpdateSourceForm(forms.Form):
+    """The update page's optional new template and environment (empty: keep the stack's)."""
+
+    template = forms.CharField(
+        required=False, label="New template (empty: keep the current one)",
+        widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false", "class": "code"}))
+    environment = forms.CharField(
+        required=False, label="Environment to merge (optional)",
+        help_text="YAML or JSON; its parameters and registry entries are laid over the "
+                  "stack's environment.",
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "class": "code"}))
+
+    def clean(self):
+        cleaned = super().clean()
+        for what in ("template", "environment"):
+            text = cleaned.get(what) or ""
+            if len(text.encode()) > MAX_UPLOAD_BYTES:
+                self.add_error(what, f"The {what} is larger than {MAX_UPLOAD_BYTES} bytes.")
+            cleaned[what] = text if text.strip() else None
+        return cleaned
+
+
 class LockForm(forms.Form):
     level = forms.ChoiceField(choices=[(level, level) for level in LEVELS],
                               initial="all", label="Lock level",

@@ -90,13 +90,17 @@ class StackUpdateForm(StackParametersForm):
 
     immutable_note = True
 
-    def __init__(self, *args, stack, template=None, files=None, **kwargs):
+    def __init__(self, *args, stack, template=None, files=None, environment=None, **kwargs):
         self.stack = stack
+        self.environment = environment
         raw = stack.raw_template
         current = definition_cache.get(raw, stack).params
+        values = {n: current[n] for n in current.schemas}
+        if environment:  # an environment to merge: its parameters are the new values
+            values.update(normalize_environment(environment).get("parameters") or {})
         super().__init__(*args, template=template or raw.template,
                          files=files if files is not None else raw.files,
-                         initial_values={n: current[n] for n in current.schemas}, **kwargs)
+                         initial_values=values, **kwargs)
 
     def clean(self):
         cleaned = super().clean()
@@ -104,7 +108,7 @@ class StackUpdateForm(StackParametersForm):
             return cleaned
         try:
             definition, _, _ = update_definition(
-                self.stack, template=self.template.raw, environment=None,
+                self.stack, template=self.template.raw, environment=self.environment,
                 parameters={n: cleaned[n] for n in self.schemas if n in cleaned},
                 files=self.template.files, patch=True, clear_parameters=())
             check_immutable_parameters(self.stack, definition)

@@ -20,14 +20,14 @@ from heatweb.projects import project_select, require_member
 from stacks import selectors
 from stacks.pages import selectors as page_selectors
 from stacks.pages.actions import STARTED, action_states, disabled_reasons, form_args
-from stacks.pages.forms import LaunchSourceForm, LockForm, constraint_notes
+from stacks.pages.forms import LaunchSourceForm, LockForm, UpdateSourceForm, constraint_notes
 from stacks.pages.parameter_forms import StackParametersForm, StackUpdateForm, \
     environment_from_text
 from stacks.pages.topology import layout
 from stacks.definitions import definition_cache
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 from stacks.services import actions as door
-from stacks.services import lifecycle
+from stacks.services import lifecycle, preview
 
 STACKS_PER_PAGE = 20
 EVENTS_PER_PAGE = 25
@@ -237,27 +237,65 @@ def _show_current_immutable_values(form):
     form.data = data
 
 
+def _update_forms(request, stack):
+    """The update page's source form (new template, environment) and parameter form.
+
+    ``step``: ``template`` loads a new template's parameters (unbound),
+    ``preview`` and ``update`` check the posted values.
+    """
+    post = request.method == "POST"
+    step = request.POST.get("step", "update") if post else ""
+    source = UpdateSourceForm(request.POST if post else None)
+    template = environment = None
+    if post and source.is_valid():
+        template, environment = source.cleaned_data["template"], \
+            source.cleaned_data["environment"]
+    bound = request.POST if post and step != "template" else None
+    try:
+        form = StackUpdateForm(bound, prefix="p", stack=stack, template=template,
+                               environment=environment)
+        if environment is not None:
+            environment_from_text(environment)
+    except HeatError as error:
+        source.add_error("environment" if template is None else "template", error.message)
+        form = StackUpdateForm(None, prefix="p", stack=stack)
+        step = "template"
+    return source, form, step
+
+
 @page
 def stack_update(request, stack_id):
-    """The stack's parameters with their current values; immutable ones read-only."""
+    """New template and environment (optional), the parameters, a preview, then update.
+
+    Immutable parameters are read-only; a tampered one is refused at its field.
+    """
     stack = _stack(request, stack_id)
-    form = StackUpdateForm(request.POST if request.method == "POST" else None, prefix="p",
-                           stack=stack)
-    context = {"stack": stack, "form": form, "groups": _parameter_fields(form),
+    source, form, step = _update_forms(request, stack)
+    context = {"stack": stack, "form": form, "source": source,
+               "groups": _parameter_fields(form),
+               "new_template": bool(source.is_bound and source.is_valid()
+                                    and source.cleaned_data["template"]),
                "action": action_states(stack, request.role, request.user)["update"]}
-    if request.method != "POST":
+    if request.method != "POST" or step == "template" or not source.is_valid():
         return render(request, "stacks/update.html", context)
     if not form.is_valid():
         _show_current_immutable_values(form)
         return render(request, "stacks/update.html", context)
+    args = dict(template=source.cleaned_data["template"] or stack.raw_template.template,
+                environment=source.cleaned_data["environment"], patch=True,
+                parameters={n: v for n, v in form.cleaned_data.items() if n in form.schemas})
+    if step == "preview":
+        try:
+            context["preview"] = preview.stack_update_preview(
+                stack, files=None, clear_parameters=(), **args)
+        except HeatError as error:
+            messages.error(request, error.message)
+        return render(request, "stacks/update.html", context)
     try:
         require_member(request.role)
-        # PATCH keeps the stored environment (resource_registry, ...) and files,
-        # with every parameter of the form given.
-        door.stack_action(
-            stack, "update", user=request.user, template=stack.raw_template.template,
-            patch=True,
-            parameters={n: v for n, v in form.cleaned_data.items() if n in form.schemas})
+        # PATCH keeps the stored environment (resource_registry, ...) and files; a
+        # new template replaces the old, a given environment is laid over it.
+        door.stack_action(stack, "update", user=request.user, **args)
     except HeatError as error:
         messages.error(request, error.message)
         return render(request, "stacks/update.html", context)
