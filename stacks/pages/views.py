@@ -20,7 +20,8 @@ from heatweb.projects import project_select, require_member
 from stacks import selectors
 from stacks.pages import selectors as page_selectors
 from stacks.pages.actions import STARTED, action_states, disabled_reasons, form_args
-from stacks.pages.forms import LaunchSourceForm, LockForm, UpdateSourceForm, constraint_notes
+from stacks.pages.forms import LaunchOptionsForm, LaunchSourceForm, LockForm, \
+    UpdateSourceForm, constraint_notes
 from stacks.pages.parameter_forms import StackParametersForm, StackUpdateForm, \
     environment_from_text
 from stacks.pages.topology import layout
@@ -28,6 +29,7 @@ from stacks.definitions import definition_cache
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 from stacks.services import actions as door
 from stacks.services import lifecycle, preview
+from stacks.services.validation import template_validate
 
 STACKS_PER_PAGE = 20
 EVENTS_PER_PAGE = 25
@@ -193,34 +195,53 @@ def _parameter_fields(form):
             for label, fields in form.parameter_groups()]
 
 
+def _refuse_source(source, error):
+    """A template's refusal on step 1: the message, and where when the parser said."""
+    source.add_error("template", error.message)
+    return [f"line {line}, column {column}: {problem}"
+            for line, column, problem in getattr(error, "positions", ())]
+
+
 @page
 def stack_launch(request):
-    """Step 1: the template (and environment); step 2: its parameters, then create."""
+    """Step 1: the template (and environment), validated as the API's validate does;
+    step 2: its parameters and options, then a preview or the create."""
     if request.method != "POST":
         return render(request, "stacks/launch.html", {"source": LaunchSourceForm()})
     source = LaunchSourceForm(request.POST, request.FILES)
-    launching = request.POST.get("step") == "launch"
+    step = request.POST.get("step")
+    launching = step in ("launch", "preview")
     context = {"source": source}
-    if request.POST.get("step") == "edit" or not source.is_valid():
+    if step == "edit" or not source.is_valid():
         return render(request, "stacks/launch.html", context)
     data = source.cleaned_data
     try:
         env = environment_from_text(data["environment"])
+        if not launching:
+            template_validate({"template": data["template"], "environment": env},
+                              project=request.project)
         params = StackParametersForm(request.POST if launching else None, prefix="p",
                                      template=data["template"],
                                      initial_values=env.get("parameters"))
     except HeatError as error:
-        source.add_error(None, error.message)
+        context["positions"] = _refuse_source(source, error)
         return render(request, "stacks/launch.html", context)
-    context.update(params=params, groups=_parameter_fields(params))
-    if not launching or not params.is_valid():
+    options = LaunchOptionsForm(request.POST if launching else None, prefix="o")
+    context.update(params=params, groups=_parameter_fields(params), options=options)
+    if not launching or not params.is_valid() or not options.is_valid():
         return render(request, "stacks/launch.html", context)
+    args = dict(project=request.project, name=data["stack_name"], template=data["template"],
+                environment=data["environment"],
+                parameters={n: v for n, v in params.cleaned_data.items() if n in params.schemas},
+                timeout_mins=options.cleaned_data["timeout_mins"])
     try:
+        if step == "preview":
+            context["preview"] = preview.stack_preview(**args)
+            return render(request, "stacks/launch.html", context)
         require_member(request.role)
-        stack = lifecycle.stack_create(
-            project=request.project, user=request.user, name=data["stack_name"],
-            template=data["template"], environment=data["environment"],
-            parameters={n: v for n, v in params.cleaned_data.items() if n in params.schemas})
+        stack = lifecycle.stack_create(user=request.user,
+                                       disable_rollback=not options.cleaned_data["rollback"],
+                                       **args)
     except HeatError as error:
         messages.error(request, error.message)
         return render(request, "stacks/launch.html", context)
