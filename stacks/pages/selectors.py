@@ -56,8 +56,20 @@ def physical_object(stack, res):
 
 
 def physical_locks(stack, rows):
-    """``{resource name: (live state, held before)}`` for cloud objects the stack lock holds
-    (a nested stack follows the lock itself; a resource with no cloud object has none)."""
-    held = {r.name: physical_object(stack, r) for r in rows
-            if (r.plugin_data or {}).get(PHYSICAL_LOCK_FLAG)}
-    return {name: lock for name, lock in held.items() if lock[0] is not None}
+    """``{resource name: (word, held before)}`` for the cloud objects the stack lock holds:
+    ``word`` is "locked" (a server) or "protected" (an image), ``held before`` whether it
+    already was before the stack lock. From the stored lock records, no cloud call (the
+    resource page asks the cloud)."""
+    held = [r for r in rows if (r.plugin_data or {}).get(PHYSICAL_LOCK_FLAG)]
+    if not held:
+        return {}
+    try:
+        ctx = stack_context(stack)
+    except HeatError:
+        return {}
+    result = {}
+    for res in held:
+        plugin = plugin_for(ctx, res)
+        if plugin.physical_lock_word is not None:
+            result[res.name] = (plugin.physical_lock_word, plugin.lock_held_before())
+    return result

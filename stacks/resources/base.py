@@ -110,6 +110,9 @@ class ResourcePlugin:
     # What ``handle_lock``/``handle_unlock`` did to the physical object, in words, for
     # the resource's LOCK/UNLOCK event (None: nothing physical was locked).
     lock_note = None
+    # The word for the physical lock the stack lock takes at level all ("locked" for a
+    # server, "protected" for an image); None: the stack lock takes none here.
+    physical_lock_word = None
 
     def physical_state(self):
         """The physical object as the cloud reports it now (``{label: value}``), for the

@@ -191,6 +191,8 @@ class Server(ResourcePlugin):
         return {"status": server["status"], "locked": server["locked"],
                 "lock reason": server.get("locked_reason") or "—"}
 
+    physical_lock_word = "locked"
+
     def lock_held_before(self):
         return self.data.get(LOCK_SAVED)
 

@@ -137,6 +137,8 @@ class Image(ResourcePlugin):
             return {"status": "not found"}
         return {"status": image["status"], "protected": bool(image.get("protected"))}
 
+    physical_lock_word = "protected"
+
     def lock_held_before(self):
         return self.data.get(LOCK_SAVED)
 
