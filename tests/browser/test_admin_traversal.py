@@ -87,7 +87,6 @@ def test_traversal_page_shows_the_node_waiting_for_a_deployment(browser, live_se
         expect(nodes.locator(f"tr[data-node='stack {name}']")).to_contain_text("waiting")
         expect(page.locator(".traversal-graph svg g.waiting")).not_to_have_count(0)
         expect(page.locator("#traversal_form").locator("input, select, textarea, button")).to_have_count(1)  # the CSRF token only
-        screenshot(page, "admin-traversal")
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 1280, f"the traversal page is {width}px wide at 1280px"
         assert_accessible(page, "admin traversal page")
@@ -95,6 +94,7 @@ def test_traversal_page_shows_the_node_waiting_for_a_deployment(browser, live_se
         page.locator("#waiting-filter").click()
         expect(nodes.locator("tr[data-node=after]")).to_have_count(1)
         expect(nodes.locator("tr[data-node=deployment]")).to_have_count(0)
+        screenshot(page, "admin-traversal")  # scrolled to the waiting nodes (#nodes)
 
         page.goto("/admin/convergence/syncpoint/?sync=waiting&traversal=current")
         expect(page.locator("#result_list")).to_contain_text("after (create)")
