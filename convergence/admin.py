@@ -7,6 +7,8 @@ from django.contrib import admin, messages
 from django.db.models import Count, OuterRef, Subquery
 
 from convergence.engines import engine_row_alive
+from convergence.inspect import current_sync_points, engine_holds, sync_point_label, \
+    traversal_drawing, traversal_nodes, waiting_sync_point_ids
 from convergence.models import Engine, OutboxMessage, SyncPoint, Traversal
 from convergence.recovery import engine_locks_release
 from heatweb.admin import ReadOnlyAdmin
@@ -14,31 +16,114 @@ from heatweb.exceptions import HeatError
 from stacks.models import Resource
 
 
+class WaitingFilter(admin.SimpleListFilter):
+    title = "sync point"
+    parameter_name = "sync"
+
+    def lookups(self, request, model_admin):
+        return (("waiting", "Waiting (a predecessor missing)"), ("ready", "Ready"))
+
+    def queryset(self, request, queryset):
+        if self.value() not in ("waiting", "ready"):
+            return queryset
+        waiting = waiting_sync_point_ids(queryset)
+        return queryset.filter(pk__in=waiting) if self.value() == "waiting" else \
+            queryset.exclude(pk__in=waiting)
+
+
+class CurrentTraversalFilter(admin.SimpleListFilter):
+    title = "traversal"
+    parameter_name = "traversal"
+
+    def lookups(self, request, model_admin):
+        return (("current", "Current traversal of its stack"),)
+
+    def queryset(self, request, queryset):
+        return current_sync_points(queryset) if self.value() == "current" else queryset
+
+
+MAX_DRAWN_NODES = 400  # a larger traversal is listed, not drawn
+
+
+class OutcomeFilter(admin.SimpleListFilter):
+    title = "outcome"
+    parameter_name = "outcome"
+
+    def lookups(self, request, model_admin):
+        return (("running", "Not finished"), ("COMPLETE", "Complete"), ("FAILED", "Failed"))
+
+    def queryset(self, request, queryset):
+        if self.value() == "running":
+            return queryset.filter(outcome="")
+        if self.value() in ("COMPLETE", "FAILED"):
+            return queryset.filter(outcome=self.value())
+        return queryset
+
+
+def _short(value):
+    return f"{str(value)[:8]}…" if value else "—"
+
+
 @admin.register(SyncPoint)
 class SyncPointAdmin(ReadOnlyAdmin):
-    list_display = ("entity_id", "is_update", "stack", "traversal_id", "ready", "atomic_key",
-                    "updated_at")
-    list_filter = ("is_update", "stack", "traversal_id")
+    list_display = ("node", "stack", "short_traversal", "ready", "waiting_for", "updated_at")
+    list_filter = (WaitingFilter, CurrentTraversalFilter, "is_update")
     search_fields = ("entity_id", "traversal_id", "stack__name")
-    readonly_fields = ("entity_id", "traversal_id", "is_update", "stack", "atomic_key",
+    list_select_related = ("stack",)
+    readonly_fields = ("node", "entity_id", "traversal_id", "is_update", "stack", "atomic_key",
                        "predecessors", "successors", "input_data", "created_at", "updated_at")
+
+    @admin.display(description="node")
+    def node(self, obj):
+        return sync_point_label(obj)
+
+    @admin.display(description="traversal")
+    def short_traversal(self, obj):
+        return _short(obj.traversal_id)
 
     @admin.display(boolean=True)
     def ready(self, obj):
         return set(obj.predecessors) <= set(obj.input_data)
 
+    @admin.display(description="missing predecessors")
+    def waiting_for(self, obj):
+        return len(set(obj.predecessors) - set(obj.input_data)) or "—"
+
 
 @admin.register(Traversal)
 class TraversalAdmin(ReadOnlyAdmin):
-    list_display = ("id", "stack", "action", "current", "node_count", "created_at",
-                    "finished_at", "outcome")
-    list_filter = ("action", "outcome", "stack")
+    """A traversal's page lists its nodes by resource and action with their sync points."""
+
+    list_display = ("short_id", "stack", "action", "current", "node_count", "created_at",
+                    "outcome")
+    list_filter = ("action", OutcomeFilter)
     search_fields = ("id", "stack__name")
     list_select_related = ("stack",)
+    change_form_template = "admin/convergence/traversal/change_form.html"
+    readonly_fields = ("id", "stack", "action", "node_count", "created_at", "finished_at",
+                       "outcome")
+
+    @admin.display(description="traversal", ordering="id")
+    def short_id(self, obj):
+        return _short(obj.pk)
 
     @admin.display(boolean=True)
     def current(self, obj):
         return obj.stack.current_traversal == str(obj.pk)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        traversal = self.get_object(request, object_id)
+        extra = dict(extra_context or {})
+        if traversal is not None:
+            waiting_only = request.GET.get("nodes") == "waiting"
+            nodes = traversal_nodes(traversal)
+            extra.update(
+                nodes=[n for n in nodes if not n.ready] if waiting_only else nodes,
+                waiting_only=waiting_only, node_total=len(nodes),
+                drawing=traversal_drawing(nodes) if len(nodes) <= MAX_DRAWN_NODES else None,
+                waiting_total=sum(1 for n in nodes if not n.ready),
+                is_current=traversal.stack.current_traversal == str(traversal.pk))
+        return super().change_view(request, object_id, form_url, extra_context=extra)
 
 
 @admin.register(Engine)
@@ -46,6 +131,14 @@ class EngineAdmin(ReadOnlyAdmin):
     list_display = ("id", "hostname", "pid", "alive", "last_heartbeat", "locks_held",
                     "started_at", "stopped_at")
     actions = ["release_locks"]
+    change_form_template = "admin/convergence/engine/change_form.html"
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        engine = self.get_object(request, object_id)
+        extra = dict(extra_context or {})
+        if engine is not None:
+            extra["held"] = engine_holds(engine)
+        return super().change_view(request, object_id, form_url, extra_context=extra)
 
     @admin.display(boolean=True)
     def alive(self, obj):

@@ -192,11 +192,14 @@ def action_finish(ctx, res, *, plugin, props, pending):
         res.template_id = pending["template_id"]
     if "physical_lock" in pending:
         res.plugin_data = {**res.plugin_data, PHYSICAL_LOCK_FLAG: pending["physical_lock"]}
-    if action not in ("DELETE", *STATELESS_ACTIONS):
+    if action != "DELETE" and not (action in STATELESS_ACTIONS and plugin.nested_stack):
+        # After a lock or unlock too: the ``show`` attribute then says locked/protected.
         res.attributes_data = _attributes(plugin)
     _save_and_unlock(res)
     reason = "state changed" if action not in STATELESS_ACTIONS else \
-        f"Resource {action.lower()}ed ({'physical lock' if pending.get('physical_lock') else 'no physical lock'})"
+        plugin.lock_note or (f"Nested stack {action.lower()}ed with its parent"
+                             if plugin.nested_stack else
+                             f"Resource {action.lower()}ed (no physical object to lock)")
     ctx.events.add(resource_event(res, reason, action=action, status=st.COMPLETE))
     return Outcome("done", data=None if action == "DELETE" else node_data(res, plugin))
 

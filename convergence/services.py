@@ -65,6 +65,9 @@ def traversal_begin(stack, *, traversal_id, graph, reason):
     SyncPoint.objects.filter(stack=stack).exclude(traversal_id=traversal_id).delete()
     sync_points_create(stack, traversal_id, graph)
     stack_event(stack, reason).save()
+    # The reason line follows the action now running (not the previous action's end).
+    Stack.objects.filter(pk=stack.pk, current_traversal=traversal_id).update(status_reason=reason)
+    stack.status_reason = reason
     leaves = [[n[0], n[1], {}] for n in graph.leaves()]
     stack_id = str(stack.pk)
     if leaves:

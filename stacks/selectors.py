@@ -2,7 +2,8 @@
 from django.db.models import Q
 
 from heatweb.api import as_uuid, page_limit
-from heatweb.exceptions import BadRequest, EntityNotFound
+from heatweb.exceptions import BadRequest, EntityNotFound, HeatError
+from stacks.definitions import definition_cache
 from stacks.models import Event, Resource, Stack
 from stacks.models import states as st
 from stacks.plugins import InputLookup, node_data, plugin_for, stack_context
@@ -85,6 +86,47 @@ def stack_resources(stack, *, nested_depth=0):
         for child in children:
             rows.extend(stack_resources(child, nested_depth=nested_depth - 1))
     return rows
+
+
+def dependency_names(stack, rows):
+    """``{resource name: names it depends on}`` for the stack's current ``rows``.
+
+    A resource records what it requires when its action completes; one not
+    created yet (or being created) takes its dependencies from the stack's
+    template, so a graph read during a create has its edges too.
+    """
+    by_pk = {r.pk: r.name for r in rows}
+    planned = {}
+    if any(not r.requires for r in rows):
+        try:
+            planned = {n: d.depends_on for n, d in
+                       definition_cache.get(stack.raw_template, stack).resources.items()}
+        except HeatError:
+            planned = {}
+    names = set(by_pk.values())
+    return {r.name: sorted(by_pk[k] for k in r.requires if k in by_pk) if r.requires else
+            sorted(n for n in planned.get(r.name, ()) if n in names) for r in rows}
+
+
+def required_by(deps):
+    """The reverse of ``dependency_names``: ``{name: names that depend on it}``."""
+    result = {}
+    for name, needed in deps.items():
+        for other in needed:
+            result.setdefault(other, []).append(name)
+    return {k: sorted(v) for k, v in result.items()}
+
+
+def required_by_ids(rows):
+    """``{resource pk: names of the resources that need it}`` over rows of one or more stacks."""
+    per_stack = {}
+    for r in rows:
+        per_stack.setdefault(r.stack_id, (r.stack, []))[1].append(r)
+    result = {}
+    for stack, stack_rows in per_stack.values():
+        needed_by = required_by(dependency_names(stack, stack_rows))
+        result.update({r.pk: needed_by.get(r.name, []) for r in stack_rows})
+    return result
 
 
 def stack_resource(stack, name):

@@ -228,13 +228,7 @@ class ResourceListApi(StackApiBase):
 
 
 def _required_by(rows):
-    names = {r.pk: r.name for r in rows}
-    result = {}
-    for r in rows:
-        for req in r.requires:
-            if req in names:
-                result.setdefault(req, []).append(r.name)
-    return result
+    return selectors.required_by_ids(rows)
 
 
 class ResourceDetailApi(StackApiBase):

@@ -104,7 +104,12 @@ def load_text(text, limits=Limits(), *, what="template", limit=None):
     try:
         data = yaml.load(text, Loader=_bounded_loader(limits))  # noqa: S506
     except yaml.YAMLError as error:
-        raise InvalidTemplate(f"Error parsing {what}: {error}") from None
+        refusal = InvalidTemplate(f"Error parsing {what}: {error}")
+        mark = getattr(error, "problem_mark", None)
+        # Where and what, for a page to list: (line, column, problem), counted from 1.
+        refusal.positions = [(mark.line + 1, mark.column + 1,
+                              getattr(error, "problem", None) or str(error))] if mark else []
+        raise refusal from None
     except RecursionError:
         raise NestingTooDeep(f"The {what} is nested too deeply.") from None
     inspect(data, limits, what=what, max_bytes=limit)

@@ -34,6 +34,10 @@ class LaunchSourceForm(forms.Form):
     def clean(self):
         cleaned = super().clean()
         for what in ("template", "environment"):
+            if len((cleaned.get(what) or "").encode()) > MAX_UPLOAD_BYTES:
+                # Refused before anything parses it.
+                self.add_error(what, f"The {what} is larger than {MAX_UPLOAD_BYTES} bytes.")
+                cleaned[what] = ""
             upload = cleaned.get(f"{what}_file")
             if upload:
                 try:
@@ -42,6 +46,38 @@ class LaunchSourceForm(forms.Form):
                     self.add_error(f"{what}_file", error)
         if not (cleaned.get("template") or "").strip() and "template_file" not in self.errors:
             self.add_error("template", "Paste a template or upload a template file.")
+        return cleaned
+
+
+class LaunchOptionsForm(forms.Form):
+    """How the stack is created: its timeout and whether a failed create rolls back."""
+
+    timeout_mins = forms.IntegerField(
+        required=False, min_value=1, max_value=7 * 24 * 60, label="Timeout (minutes)",
+        help_text="Empty: no timeout.", widget=forms.NumberInput(attrs={"min": 1}))
+    rollback = forms.BooleanField(required=False, label="Roll back if the create fails",
+                                  help_text="Deletes what was created (disable_rollback off).")
+
+
+class UpdateSourceForm(forms.Form):
+    """The update page's optional new template and environment (empty: keep the stack's)."""
+
+    template = forms.CharField(
+        required=False, label="New template (empty: keep the current one)",
+        widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false", "class": "code"}))
+    environment = forms.CharField(
+        required=False, label="Environment to merge (optional)",
+        help_text="YAML or JSON; its parameters and registry entries are laid over the "
+                  "stack's environment.",
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "class": "code"}))
+
+    def clean(self):
+        cleaned = super().clean()
+        for what in ("template", "environment"):
+            text = cleaned.get(what) or ""
+            if len(text.encode()) > MAX_UPLOAD_BYTES:
+                self.add_error(what, f"The {what} is larger than {MAX_UPLOAD_BYTES} bytes.")
+            cleaned[what] = text if text.strip() else None
         return cleaned
 
 

@@ -14,12 +14,20 @@ from stacks.definitions import definition_cache, normalize_environment, parse_te
 from stacks.services.parameters import check_immutable_parameters
 
 
+def _constraint(schema, kind):
+    return next((c.spec for c in schema.constraints if c.kind == kind), None)
+
+
 def _field(schema, *, immutable_note):
+    """A form field for a parameter: a select for allowed_values, a number input with
+    the range's bounds, a checkbox for a boolean; immutable ones marked (read-only on
+    update). The values are still checked by the template's own schema (``clean``)."""
     label = schema.label or schema.name
     help_text = schema.description or ""
     attrs = {}
-    if immutable_note and schema.immutable:
-        attrs["readonly"] = "readonly"
+    if schema.immutable:
+        if immutable_note:
+            attrs["readonly"] = "readonly"
         help_text = (help_text + " " if help_text else "") + \
             "Immutable: this value cannot be changed by an update."
     common = {"label": label, "help_text": help_text, "required": schema.default is None}
@@ -31,6 +39,22 @@ def _field(schema, *, immutable_note):
     if schema.hidden:
         return forms.CharField(**common, widget=forms.PasswordInput(attrs=attrs,
                                                                      render_value=True))
+    allowed = _constraint(schema, "allowed_values")
+    if allowed is not None and schema.type in ("string", "number"):
+        choices = [(str(v), str(v)) for v in allowed]
+        if schema.default is None:
+            choices.insert(0, ("", "— choose —"))
+        if attrs.get("readonly"):  # a select cannot be read-only: offer the one value
+            attrs = {"aria-readonly": "true", "data-immutable": "true"}
+        return forms.TypedChoiceField(**common, choices=choices, coerce=str,
+                                      widget=forms.Select(attrs=attrs))
+    if schema.type == "number":
+        attrs = {**attrs, "type": "number", "step": "any"}
+        bounds = _constraint(schema, "range") or {}
+        for key in ("min", "max"):
+            if bounds.get(key) is not None:
+                attrs[key] = bounds[key]
+        return forms.CharField(**common, widget=forms.TextInput(attrs=attrs))
     return forms.CharField(**common, widget=forms.TextInput(attrs=attrs))
 
 
@@ -90,13 +114,21 @@ class StackUpdateForm(StackParametersForm):
 
     immutable_note = True
 
-    def __init__(self, *args, stack, template=None, files=None, **kwargs):
+    def __init__(self, *args, stack, template=None, files=None, environment=None, **kwargs):
         self.stack = stack
+        self.environment = environment
         raw = stack.raw_template
         current = definition_cache.get(raw, stack).params
+        values = {n: current[n] for n in current.schemas}
+        if environment:  # an environment to merge: its parameters are the new values
+            values.update(normalize_environment(environment).get("parameters") or {})
         super().__init__(*args, template=template or raw.template,
                          files=files if files is not None else raw.files,
-                         initial_values={n: current[n] for n in current.schemas}, **kwargs)
+                         initial_values=values, **kwargs)
+        for name, schema in self.schemas.items():
+            field = self.fields[name]
+            if schema.immutable and isinstance(field, forms.ChoiceField):
+                field.choices = [(str(field.initial), str(field.initial))]
 
     def clean(self):
         cleaned = super().clean()
@@ -104,7 +136,7 @@ class StackUpdateForm(StackParametersForm):
             return cleaned
         try:
             definition, _, _ = update_definition(
-                self.stack, template=self.template.raw, environment=None,
+                self.stack, template=self.template.raw, environment=self.environment,
                 parameters={n: cleaned[n] for n in self.schemas if n in cleaned},
                 files=self.template.files, patch=True, clear_parameters=())
             check_immutable_parameters(self.stack, definition)

@@ -1,8 +1,11 @@
 """Reads the pages need beyond ``stacks.selectors``: a searchable, pageable list."""
 from django.db.models import Q
 
+from heatweb.exceptions import HeatError
 from stacks.models import Stack
 from stacks.models import states as st
+from stacks.plugins import plugin_for, stack_context
+from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 
 STATUS_FILTERS = {
     "IN_PROGRESS": Q(state__endswith="_IN_PROGRESS"),
@@ -33,3 +36,40 @@ def stack_children(stack):
     """``{resource name: child stack}`` for the stack's live nested stacks."""
     return {child.parent_resource_name: child
             for child in Stack.objects.filter(parent=stack, deleted_at__isnull=True)}
+
+
+def physical_object(stack, res):
+    """``(live state, lock held before)`` of the resource's cloud object, as the driver says now.
+
+    ``live state`` is ``{label: value}`` (None for a resource with no cloud
+    object; ``{"error": ...}`` when the cloud could not be asked).
+    """
+    if not res.physical_resource_id or res.state == st.INIT_COMPLETE:
+        return None, None
+    try:
+        plugin = plugin_for(stack_context(stack), res)
+        return plugin.physical_state(), plugin.lock_held_before()
+    except HeatError as error:
+        return {"error": error.message}, None
+    except Exception as error:  # noqa: BLE001 - the cloud's refusal is shown, not a 500
+        return {"error": f"{type(error).__name__}: {error}"}, None
+
+
+def physical_locks(stack, rows):
+    """``{resource name: (word, held before)}`` for the cloud objects the stack lock holds:
+    ``word`` is "locked" (a server) or "protected" (an image), ``held before`` whether it
+    already was before the stack lock. From the stored lock records, no cloud call (the
+    resource page asks the cloud)."""
+    held = [r for r in rows if (r.plugin_data or {}).get(PHYSICAL_LOCK_FLAG)]
+    if not held:
+        return {}
+    try:
+        ctx = stack_context(stack)
+    except HeatError:
+        return {}
+    result = {}
+    for res in held:
+        plugin = plugin_for(ctx, res)
+        if plugin.physical_lock_word is not None:
+            result[res.name] = (plugin.physical_lock_word, plugin.lock_held_before())
+    return result

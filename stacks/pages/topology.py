@@ -12,6 +12,25 @@ NODE_W, NODE_H = 180, 46
 GAP_X, GAP_Y, MARGIN = 70, 18, 12
 
 
+FAMILIES = (  # (family, test on the type), first match wins
+    ("deployment", lambda t: "Deployment" in t),
+    ("group", lambda t: t.endswith(("ResourceGroup", "AutoScalingGroup", "InstanceGroup"))),
+    ("server", lambda t: t == "OS::Nova::Server"),
+    ("image", lambda t: t.startswith("OS::Glance::")),
+    ("port", lambda t: t in ("OS::Neutron::Port", "OS::Neutron::FloatingIP")),
+    ("network", lambda t: t.startswith("OS::Neutron::")),
+    ("config", lambda t: t.endswith(("Config", "MultipartMime"))),
+    ("stack", lambda t: t == "OS::Heat::Stack" or t.endswith((".yaml", ".yml", ".json"))
+     or "://" in t),
+)
+
+
+def family(type_name):
+    """The icon family of a resource type: server, image, network, port, config,
+    deployment, stack (nested), group, or other."""
+    return next((name for name, test in FAMILIES if test(type_name)), "other")
+
+
 @dataclass
 class Node:
     key: object
@@ -21,6 +40,10 @@ class Node:
     requires: list
     column: int = 0
     row: int = 0
+
+    @property
+    def family(self):
+        return family(self.type)
 
     @property
     def x(self):
@@ -36,7 +59,7 @@ class Node:
 
     @property
     def label(self):
-        return self.name if len(self.name) <= 22 else self.name[:21] + "…"
+        return self.name if len(self.name) <= 18 else self.name[:17] + "…"
 
 
 @dataclass
@@ -78,9 +101,17 @@ def _columns(nodes):
         node.column = done[node.key]
 
 
-def layout(resources):
-    """A ``Layout`` for resources with ``pk``, ``name``, ``type``, ``state``, ``requires``."""
-    nodes = [Node(r.pk, r.name, r.type, r.state, list(r.requires or ())) for r in resources]
+def layout(resources, deps=None):
+    """A ``Layout`` for resources with ``pk``, ``name``, ``type``, ``state``, ``requires``.
+
+    ``deps``: ``{name: names it depends on}`` instead of the stored ``requires``
+    (``stacks.pages.selectors.dependency_names``: edges during a create too).
+    """
+    if deps is None:
+        nodes = [Node(r.pk, r.name, r.type, r.state, list(r.requires or ())) for r in resources]
+    else:
+        nodes = [Node(r.name, r.name, r.type, r.state, list(deps.get(r.name, ())))
+                 for r in resources]
     _columns(nodes)
     rows = {}
     for node in sorted(nodes, key=lambda n: (n.column, n.name)):

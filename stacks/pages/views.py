@@ -20,15 +20,18 @@ from heatweb.projects import project_select, require_member
 from stacks import selectors
 from stacks.pages import selectors as page_selectors
 from stacks.pages.actions import STARTED, action_states, disabled_reasons, form_args
-from stacks.pages.forms import LaunchSourceForm, LockForm, constraint_notes
+from stacks.pages.forms import LaunchOptionsForm, LaunchSourceForm, LockForm, \
+    UpdateSourceForm, constraint_notes
 from stacks.pages.parameter_forms import StackParametersForm, StackUpdateForm, \
     environment_from_text
 from stacks.pages.topology import layout
 from stacks.definitions import definition_cache
+from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 from stacks.services import actions as door
-from stacks.services import lifecycle, lock_schedule
+from stacks.services import lifecycle, lock_schedule, preview
 from stacks.services.fleet import fleet_action
 from stacks.services.lock_healing import lock_preview
+from stacks.services.validation import template_validate
 
 STACKS_PER_PAGE = 20
 EVENTS_PER_PAGE = 25
@@ -101,7 +104,9 @@ def _overview(stack):
 
 def _resources(stack):
     children = page_selectors.stack_children(stack)
-    return {"resources": [(r, children.get(r.name)) for r in selectors.stack_resources(stack)]}
+    rows = selectors.stack_resources(stack)
+    locks = page_selectors.physical_locks(stack, rows)
+    return {"resources": [(r, children.get(r.name), locks.get(r.name)) for r in rows]}
 
 
 def _events(stack, request):
@@ -117,7 +122,8 @@ def _template(stack):
 
 
 def _topology(stack):
-    return {"graph": layout(selectors.stack_resources(stack))}
+    rows = selectors.stack_resources(stack)
+    return {"graph": layout(rows, selectors.dependency_names(stack, rows))}
 
 
 def _locks(stack, request):
@@ -178,7 +184,10 @@ def stack_detail(request, stack_id, tab="overview"):
     actions = action_states(stack, request.role, request.user)
     context = {"stack": stack, "tab": tab, "tabs": TABS, "actions": actions,
                "disabled_reasons": disabled_reasons(actions),
-               "lock_form": LockForm(initial={"level": stack.lock_level or "all"}),
+               # Changing a lock starts from the lock as it is (level and reason).
+               "lock_form": LockForm(initial={
+                   "level": stack.lock_level or "all",
+                   "reason": stack.lock_reason if stack.is_locked else ""}),
                "live": stack.status == "IN_PROGRESS", "parent": stack.parent}
     context.update({"overview": lambda: _overview(stack),
                     "resources": lambda: _resources(stack),
@@ -187,6 +196,28 @@ def stack_detail(request, stack_id, tab="overview"):
                     "topology": lambda: _topology(stack),
                     "locks": lambda: _locks(stack, request)}[tab]())
     name = "stacks/_detail_live.html" if request.GET.get("live") else "stacks/detail.html"
+    return render(request, name, context)
+
+
+@page
+def resource_detail(request, stack_id, resource_name):
+    """One resource: its state, physical object as the cloud reports it, data and events."""
+    stack = _stack(request, stack_id)
+    res = selectors.stack_resource(stack, resource_name)
+    rows = selectors.stack_resources(stack)
+    deps = selectors.dependency_names(stack, rows)
+    physical, held_before = page_selectors.physical_object(stack, res)
+    events = selectors.stack_events(stack, params={"sort_dir": "desc", "limit": "50"},
+                                    resource_name=res.name)
+    context = {"stack": stack, "res": res, "parent": stack.parent,
+               "child": page_selectors.stack_children(stack).get(res.name),
+               "depends_on": deps.get(res.name, []),
+               "required_by": selectors.required_by(deps).get(res.name, []),
+               "physical": physical, "held_before": held_before,
+               "locked": bool((res.plugin_data or {}).get(PHYSICAL_LOCK_FLAG)),
+               "events": events,
+               "live": stack.status == "IN_PROGRESS" or res.status == "IN_PROGRESS"}
+    name = "stacks/_resource_live.html" if request.GET.get("live") else "stacks/resource.html"
     return render(request, name, context)
 
 
@@ -244,34 +275,53 @@ def _parameter_fields(form):
             for label, fields in form.parameter_groups()]
 
 
+def _refuse_source(source, error):
+    """A template's refusal on step 1: the message, and where when the parser said."""
+    source.add_error("template", error.message)
+    return [f"line {line}, column {column}: {problem}"
+            for line, column, problem in getattr(error, "positions", ())]
+
+
 @page
 def stack_launch(request):
-    """Step 1: the template (and environment); step 2: its parameters, then create."""
+    """Step 1: the template (and environment), validated as the API's validate does;
+    step 2: its parameters and options, then a preview or the create."""
     if request.method != "POST":
         return render(request, "stacks/launch.html", {"source": LaunchSourceForm()})
     source = LaunchSourceForm(request.POST, request.FILES)
-    launching = request.POST.get("step") == "launch"
+    step = request.POST.get("step")
+    launching = step in ("launch", "preview")
     context = {"source": source}
-    if request.POST.get("step") == "edit" or not source.is_valid():
+    if step == "edit" or not source.is_valid():
         return render(request, "stacks/launch.html", context)
     data = source.cleaned_data
     try:
         env = environment_from_text(data["environment"])
+        if not launching:
+            template_validate({"template": data["template"], "environment": env},
+                              project=request.project)
         params = StackParametersForm(request.POST if launching else None, prefix="p",
                                      template=data["template"],
                                      initial_values=env.get("parameters"))
     except HeatError as error:
-        source.add_error(None, error.message)
+        context["positions"] = _refuse_source(source, error)
         return render(request, "stacks/launch.html", context)
-    context.update(params=params, groups=_parameter_fields(params))
-    if not launching or not params.is_valid():
+    options = LaunchOptionsForm(request.POST if launching else None, prefix="o")
+    context.update(params=params, groups=_parameter_fields(params), options=options)
+    if not launching or not params.is_valid() or not options.is_valid():
         return render(request, "stacks/launch.html", context)
+    args = dict(project=request.project, name=data["stack_name"], template=data["template"],
+                environment=data["environment"],
+                parameters={n: v for n, v in params.cleaned_data.items() if n in params.schemas},
+                timeout_mins=options.cleaned_data["timeout_mins"])
     try:
+        if step == "preview":
+            context["preview"] = preview.stack_preview(**args)
+            return render(request, "stacks/launch.html", context)
         require_member(request.role)
-        stack = lifecycle.stack_create(
-            project=request.project, user=request.user, name=data["stack_name"],
-            template=data["template"], environment=data["environment"],
-            parameters={n: v for n, v in params.cleaned_data.items() if n in params.schemas})
+        stack = lifecycle.stack_create(user=request.user,
+                                       disable_rollback=not options.cleaned_data["rollback"],
+                                       **args)
     except HeatError as error:
         messages.error(request, error.message)
         return render(request, "stacks/launch.html", context)
@@ -288,27 +338,65 @@ def _show_current_immutable_values(form):
     form.data = data
 
 
+def _update_forms(request, stack):
+    """The update page's source form (new template, environment) and parameter form.
+
+    ``step``: ``template`` loads a new template's parameters (unbound),
+    ``preview`` and ``update`` check the posted values.
+    """
+    post = request.method == "POST"
+    step = request.POST.get("step", "update") if post else ""
+    source = UpdateSourceForm(request.POST if post else None)
+    template = environment = None
+    if post and source.is_valid():
+        template, environment = source.cleaned_data["template"], \
+            source.cleaned_data["environment"]
+    bound = request.POST if post and step != "template" else None
+    try:
+        form = StackUpdateForm(bound, prefix="p", stack=stack, template=template,
+                               environment=environment)
+        if environment is not None:
+            environment_from_text(environment)
+    except HeatError as error:
+        source.add_error("environment" if template is None else "template", error.message)
+        form = StackUpdateForm(None, prefix="p", stack=stack)
+        step = "template"
+    return source, form, step
+
+
 @page
 def stack_update(request, stack_id):
-    """The stack's parameters with their current values; immutable ones read-only."""
+    """New template and environment (optional), the parameters, a preview, then update.
+
+    Immutable parameters are read-only; a tampered one is refused at its field.
+    """
     stack = _stack(request, stack_id)
-    form = StackUpdateForm(request.POST if request.method == "POST" else None, prefix="p",
-                           stack=stack)
-    context = {"stack": stack, "form": form, "groups": _parameter_fields(form),
+    source, form, step = _update_forms(request, stack)
+    context = {"stack": stack, "form": form, "source": source,
+               "groups": _parameter_fields(form),
+               "new_template": bool(source.is_bound and source.is_valid()
+                                    and source.cleaned_data["template"]),
                "action": action_states(stack, request.role, request.user)["update"]}
-    if request.method != "POST":
+    if request.method != "POST" or step == "template" or not source.is_valid():
         return render(request, "stacks/update.html", context)
     if not form.is_valid():
         _show_current_immutable_values(form)
         return render(request, "stacks/update.html", context)
+    args = dict(template=source.cleaned_data["template"] or stack.raw_template.template,
+                environment=source.cleaned_data["environment"], patch=True,
+                parameters={n: v for n, v in form.cleaned_data.items() if n in form.schemas})
+    if step == "preview":
+        try:
+            context["preview"] = preview.stack_update_preview(
+                stack, files=None, clear_parameters=(), **args)
+        except HeatError as error:
+            messages.error(request, error.message)
+        return render(request, "stacks/update.html", context)
     try:
         require_member(request.role)
-        # PATCH keeps the stored environment (resource_registry, ...) and files,
-        # with every parameter of the form given.
-        door.stack_action(
-            stack, "update", user=request.user, template=stack.raw_template.template,
-            patch=True,
-            parameters={n: v for n, v in form.cleaned_data.items() if n in form.schemas})
+        # PATCH keeps the stored environment (resource_registry, ...) and files; a
+        # new template replaces the old, a given environment is laid over it.
+        door.stack_action(stack, "update", user=request.user, **args)
     except HeatError as error:
         messages.error(request, error.message)
         return render(request, "stacks/update.html", context)

@@ -106,6 +106,23 @@ class ResourcePlugin:
         """What a pending action waits for, shown as the resource's status reason (or None)."""
         return None
 
+    # What ``handle_lock``/``handle_unlock`` did to the physical object, in words, for
+    # the resource's LOCK/UNLOCK event (None: nothing physical was locked).
+    lock_note = None
+    # The word for the physical lock the stack lock takes at level all ("locked" for a
+    # server, "protected" for an image); None: the stack lock takes none here.
+    physical_lock_word = None
+
+    def physical_state(self):
+        """The physical object as the cloud reports it now (``{label: value}``), for the
+        pages; None for a resource without a cloud object."""
+        return None
+
+    def lock_held_before(self):
+        """While the stack lock holds the object: was it locked (protected) before the
+        stack lock? None when the stack lock holds nothing physical here."""
+        return None
+
     # Schema ----------------------------------------------------------------------
 
     @classmethod

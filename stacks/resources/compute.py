@@ -177,6 +177,10 @@ class Server(ResourcePlugin):
             if self.context.lock_reason:
                 reason += f": {self.context.lock_reason}"
             _cloud_call(self.cloud.server_lock, self.physical_id, reason=reason[:255])
+            self.lock_note = f"Server {self.physical_id} locked (\"{reason[:255]}\")"
+        else:
+            self.lock_note = (f"Server {self.physical_id} was already locked before the "
+                              f"stack lock; left locked")
 
     def physical_lock_state(self):
         server = _cloud_call(self.cloud.server_get, self.physical_id) if self.physical_id \
@@ -190,6 +194,23 @@ class Server(ResourcePlugin):
         was_locked = self.data.pop(LOCK_SAVED, False)
         if self.physical_id and not was_locked:
             _cloud_call(self.cloud.server_unlock, self.physical_id)
+            self.lock_note = (f"Server {self.physical_id} unlocked (restored: it was not "
+                              f"locked before the stack lock)")
+        elif self.physical_id:
+            self.lock_note = (f"Server {self.physical_id} left locked (restored: it was "
+                              f"locked before the stack lock)")
+
+    def physical_state(self):
+        server = self.cloud.server_get(self.physical_id) if self.physical_id else None
+        if server is None:
+            return {"status": "not found"}
+        return {"status": server["status"], "locked": server["locked"],
+                "lock reason": server.get("locked_reason") or "—"}
+
+    physical_lock_word = "locked"
+
+    def lock_held_before(self):
+        return self.data.get(LOCK_SAVED)
 
     def attributes(self):
         """Every attribute from one ``server_get`` (not one call per attribute)."""

@@ -118,6 +118,9 @@ class Image(ResourcePlugin):
         if self.data.get(LOCK_SAVED) is None:
             self.data[LOCK_SAVED] = bool(image["protected"])
         _cloud_call(self.cloud.image_protect, self.physical_id, True)
+        self.lock_note = (f"Image {self.physical_id} was already protected before the stack "
+                          f"lock; left protected" if self.data[LOCK_SAVED] else
+                          f"Image {self.physical_id} protected")
 
     def physical_lock_state(self):
         image = _cloud_call(self.cloud.image_get, self.physical_id) if self.physical_id \
@@ -131,6 +134,21 @@ class Image(ResourcePlugin):
         saved = self.data.pop(LOCK_SAVED, None)
         if self.physical_id and saved is not None:
             _cloud_call(self.cloud.image_protect, self.physical_id, saved)
+            self.lock_note = (f"Image {self.physical_id} left protected (restored: it was "
+                              f"protected before the stack lock)" if saved else
+                              f"Image {self.physical_id} unprotected (restored: it was not "
+                              f"protected before the stack lock)")
+
+    def physical_state(self):
+        image = self.cloud.image_get(self.physical_id) if self.physical_id else None
+        if image is None:
+            return {"status": "not found"}
+        return {"status": image["status"], "protected": bool(image.get("protected"))}
+
+    physical_lock_word = "protected"
+
+    def lock_held_before(self):
+        return self.data.get(LOCK_SAVED)
 
     def get_attribute(self, name, *path):
         image = self.cloud.image_get(self.physical_id) if self.physical_id and self.context \

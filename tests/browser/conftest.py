@@ -69,3 +69,14 @@ def sign_in(page, username):
 def screenshot(page, name):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
+def assert_accessible(page, what):
+    """axe-core (shipped in the axe-playwright-python wheel) finds no violation on the page."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    violations = results.response["violations"]
+    assert not violations, f"{what}: axe-core violations:\n" + "\n".join(
+        f"{v['id']} ({v['impact']}): {v['help']} at "
+        f"{[n['target'] for n in v['nodes']][:5]}" for v in violations)

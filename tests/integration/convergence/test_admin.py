@@ -92,3 +92,28 @@ def test_the_outbox_lists_unpublished_tasks_read_only(admin_client, locked):
     page = admin_client.get("/admin/convergence/outboxmessage/").content.decode()
     assert "convergence.converge_nodes" in page and "t1" in page
     assert admin_client.get("/admin/convergence/outboxmessage/add/").status_code == 403
+
+
+def test_traversal_page_names_nodes_and_their_missing_predecessors(admin_client, locked):
+    from convergence.models import Traversal
+
+    dead, _, res, busy = locked
+    stack = res.stack
+    Traversal.objects.create(id="t1", stack=stack, action="CREATE", node_count=3)
+    SyncPoint.objects.filter(traversal_id="t1").delete()
+    SyncPoint.objects.create(entity_id=str(res.pk), traversal_id="t1", is_update=True,
+                             stack=stack, predecessors=[], successors=[[busy.pk, True, 1]])
+    SyncPoint.objects.create(entity_id=str(busy.pk), traversal_id="t1", is_update=True,
+                             stack=stack, predecessors=[f"{res.pk}:1"], successors=[])
+    page = admin_client.get("/admin/convergence/traversal/t1/change/").content.decode()
+    assert 'data-node="b" data-action="create"' in page
+    assert '<td class="missing">r (create)</td>' in page
+    assert 'name="action"' not in page  # nothing to edit
+    waiting = admin_client.get("/admin/convergence/traversal/t1/change/?nodes=waiting")
+    assert 'data-node="b"' in waiting.content.decode()
+    assert 'data-node="r"' not in waiting.content.decode()
+    listed = admin_client.get("/admin/convergence/syncpoint/?sync=waiting&traversal=current")
+    assert "b (create)" in listed.content.decode()
+    assert "r (create)" not in listed.content.decode()
+    engine = admin_client.get(f"/admin/convergence/engine/{dead.pk}/change/").content.decode()
+    assert '<th scope="row">r</th>' in engine
