@@ -1,0 +1,55 @@
+"""How the OpenStack driver treats a cloud's failures: transient ones are tried
+again (bounded), refusals become CloudError with the cloud's own words."""
+import pytest
+from keystoneauth1 import exceptions as ksa_exceptions
+from openstack import exceptions as os_exceptions
+
+from stacks.cloud.driver import CloudError, CloudNotFound
+from stacks.cloud import openstack as driver
+
+
+class Flaky:
+    """A cloud call that fails with ``errors`` in turn, then answers."""
+
+    def __init__(self, *errors):
+        self.errors, self.calls = list(errors), 0
+        self.__name__ = "flaky"
+
+    def __call__(self):
+        self.calls += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return "answer"
+
+
+@pytest.fixture(autouse=True)
+def no_waiting(monkeypatch):
+    monkeypatch.setattr(driver, "RETRY_DELAYS", (0.01, 0.01, 0.01))
+
+
+def http(status, message="boom"):
+    return os_exceptions.HttpException(message=message, http_status=status)
+
+
+def test_a_503_and_a_lost_connection_are_tried_again():
+    call = Flaky(http(503), ksa_exceptions.ConnectFailure("reset"), http(502))
+    assert driver.call(call) == "answer"
+    assert call.calls == 4
+
+
+def test_a_cloud_down_for_longer_fails_after_the_last_try():
+    call = Flaky(*[http(503, "Service Unavailable")] * 4)
+    with pytest.raises(CloudError, match="Service Unavailable"):
+        driver.call(call)
+    assert call.calls == 1 + len(driver.RETRY_DELAYS)
+
+
+def test_a_refusal_is_not_tried_again_and_keeps_the_clouds_words():
+    call = Flaky(http(409, "Instance abc is locked"))
+    with pytest.raises(CloudError, match=r"Instance abc is locked \(HTTP 409\)"):
+        driver.call(call)
+    assert call.calls == 1
+    gone = Flaky(os_exceptions.ResourceNotFound(message="No Server found", http_status=404))
+    with pytest.raises(CloudNotFound):
+        driver.call(gone)
+    assert gone.calls == 1
