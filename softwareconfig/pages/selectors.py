@@ -39,6 +39,18 @@ def _source_id(deployment, sources):
     return sources.get(str(deployment.pk)) or deployment.config_id
 
 
+def _waiting_reasons(project, rows):
+    """``{deployment id: reason}`` of deployments whose stack resource waits on them."""
+    ids = [str(row.pk) for row in rows if row.status == "IN_PROGRESS"]
+    if not ids:
+        return {}
+    return dict(Resource.objects.filter(stack__project=project, type=DEPLOYMENT_TYPE,
+                                        physical_resource_id__in=ids,
+                                        state__endswith="_IN_PROGRESS",
+                                        status_reason__startswith="Waiting")
+                .values_list("physical_resource_id", "status_reason"))
+
+
 def _shown(value):
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
@@ -49,6 +61,11 @@ class DeploymentView:
 
     deployment: SoftwareDeployment
     source: SoftwareConfig | None = None
+    waiting: str = ""  # what its stack resource waits for ("Waiting for the agent's signal...")
+
+    @property
+    def reason(self):
+        return self.waiting or self.deployment.status_reason
 
     @property
     def state(self):
@@ -100,7 +117,9 @@ def config_page(project, config_id):
     made = [pk for pk in map(as_uuid, (d for d, s in sources.items() if s == config.pk)) if pk]
     rows = (SoftwareDeployment.objects.filter(Q(config=config) | Q(pk__in=made), project=project)
             .order_by("server_id", "created_at", "id"))
-    return config, [DeploymentView(row, config) for row in rows]
+    rows = list(rows)
+    waiting = _waiting_reasons(project, rows)
+    return config, [DeploymentView(row, config, waiting.get(str(row.pk), "")) for row in rows]
 
 
 def deployments_by_server(project, *, server_id=""):
@@ -109,10 +128,12 @@ def deployments_by_server(project, *, server_id=""):
     sources = _sources_of_deployments(project)
     wanted = {_source_id(row, sources) for row in rows}
     configs = {c.pk: c for c in SoftwareConfig.objects.filter(project=project, pk__in=wanted)}
+    waiting = _waiting_reasons(project, rows)
     servers = {}
     for row in sorted(rows, key=lambda r: (r.server_id, r.created_at, str(r.pk))):
         group = servers.setdefault(row.server_id, ServerDeployments(row.server_id))
-        group.deployments.append(DeploymentView(row, configs.get(_source_id(row, sources))))
+        group.deployments.append(DeploymentView(row, configs.get(_source_id(row, sources)),
+                                                waiting.get(str(row.pk), "")))
     made_by = (Resource.objects.select_related("stack")
                .filter(stack__project=project, type=SERVER_TYPE, stack__deleted_at__isnull=True,
                        physical_resource_id__in=list(servers))

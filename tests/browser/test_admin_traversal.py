@@ -96,7 +96,14 @@ def test_traversal_page_shows_the_node_waiting_for_a_deployment(browser, live_se
         expect(nodes.locator("tr[data-node=deployment]")).to_have_count(0)
         screenshot(page, "admin-traversal")  # scrolled to the waiting nodes (#nodes)
 
-        page.goto("/admin/convergence/syncpoint/?sync=waiting&traversal=current")
+        # The software pages say what the deployment waits for (not "—").
+        page.goto("/")
+        page.get_by_label("Project").select_option(label=f"proj-{unique}")
+        page.goto("/software/deployments/")
+        expect(page.locator("article.deployment")).to_contain_text(re.compile(
+            r"Waiting for the agent's signal since \d\d:\d\d(:\d\d)?.*, until \d\d:\d\d"))
+
+        page.goto(f"/admin/convergence/syncpoint/?sync=waiting&traversal=current&q={name}")
         expect(page.locator("#result_list")).to_contain_text("after (create)")
         expect(page.locator("#result_list")).not_to_contain_text("server (create)")
         assert_accessible(page, "admin waiting sync points")
