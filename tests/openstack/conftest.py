@@ -2,35 +2,23 @@
 
 ``./test --mode openstack`` brings the cloud up (``scripts/cloud-up``) and
 sets ``HEATWEB_CLOUD=openstack``, ``OS_CLIENT_CONFIG_FILE`` (the cloud's
-clouds.yaml) and ``OS_CLOUD`` (the account heatweb acts as, by default
-``heatweb-demo-member``). The live service inherits the whole environment,
-so a Keystone mode (``HEATWEB_AUTH=keystone`` and its settings) passes
-through the same way. ``cloud`` and ``admin_cloud`` are openstacksdk
-connections for checking what heatweb did directly in Nova, Glance and
-Neutron.
+clouds.yaml) and ``OS_CLOUD`` (``heatweb-demo-member``). ``member`` is that
+account as a Heat user would be: a Keystone token and python-heatclient
+against heatweb in Keystone mode, which builds through each stack's trust
+(``keystone_support.keystone_service``). ``cloud`` and ``admin_cloud`` are
+openstacksdk connections for checking what heatweb did directly in Nova,
+Glance and Neutron.
 """
 import os
 import time
-
-import uuid
 
 import openstack
 import pytest
 import requests
 
-from tests.conftest import LiveService
+from tests.openstack.keystone_support import Cloud as KeystoneCloud, keystone_service
 
 pytestmark = pytest.mark.openstack
-
-
-@pytest.fixture(scope="session")
-def openstack_service(tmp_path_factory):
-    """heatweb (gunicorn + Celery workers) with the OpenStack driver."""
-    assert os.environ.get("HEATWEB_CLOUD") == "openstack", "run through ./test --mode openstack"
-    service = LiveService(tmp_path_factory.mktemp("openstack"), name="openstack",
-                          HEATWEB_CLOUD="openstack").start()
-    yield service
-    service.stop()
 
 
 @pytest.fixture(scope="session")
@@ -45,13 +33,14 @@ def admin_cloud():
 
 
 class Member:
-    """A heatweb member of a new project: python-heatclient and plain HTTP for the lock verbs."""
+    """The cloud's ``demo-member`` as a Heat user: a Keystone token, python-heatclient on
+    heatweb's catalog endpoint, and plain HTTP for the lock verbs."""
 
-    def __init__(self, service):
+    def __init__(self, service, keystone):
         from heatclient import client
 
-        info = service.issue_token(f"os-{uuid.uuid4().hex[:8]}", f"os-{uuid.uuid4().hex[:8]}")
-        self.endpoint, self.token = info["endpoint"], info["token"]
+        self.token, body = keystone.token("heatweb-demo-member")
+        self.endpoint = f"{service.url}/v1/{body['project']['id']}"
         self.heat = client.Client("1", endpoint=self.endpoint, token=self.token)
 
     def action(self, stack_name, stack_id, body):
@@ -63,8 +52,9 @@ class Member:
 
 
 @pytest.fixture
-def member(openstack_service):
-    return Member(openstack_service)
+def member(request, tmp_path_factory):
+    """heatweb in Keystone mode with the OpenStack driver, used by the demo member."""
+    return Member(keystone_service(request.config, tmp_path_factory), KeystoneCloud())
 
 
 def wait_stack(heat, stack_id, state, timeout=240):
