@@ -148,12 +148,28 @@ class TemplateResource(ChildStackResource):
         return cached
 
     @classmethod
-    def validate_properties(cls, raw, *, resource_name):
-        if cls.template_body:
+    def _declared_parameters(cls):
+        """The names of the template's parameters, read once per class (per body).
+
+        A parent of K resources of one template type validates each of them:
+        reading the body K times cost O(K x template size) on every parent
+        create and update (bench_nested).
+        """
+        declared = cls.__dict__.get("_declared")
+        if declared is None:
             try:
-                declared = (yaml.safe_load(cls.template_body) or {}).get("parameters") or {}
+                loaded = yaml.safe_load(cls.template_body) or {}
             except yaml.YAMLError as error:
                 raise StackValidationFailed(f"{cls.template_file}: {error}") from None
+            params = loaded.get("parameters") if isinstance(loaded, dict) else None
+            declared = frozenset(params or {}) if isinstance(params, dict) else frozenset()
+            cls._declared = declared
+        return declared
+
+    @classmethod
+    def validate_properties(cls, raw, *, resource_name):
+        if cls.template_body:
+            declared = cls._declared_parameters()
             for key in raw:
                 if key not in declared:
                     raise StackValidationFailed(

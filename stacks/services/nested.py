@@ -13,6 +13,7 @@ from django_fsm import can_proceed
 from heatweb.api import param_minutes
 from heatweb.exceptions import ConcurrentTransaction, RequestLimitExceeded, StackValidationFailed
 from stacks.definitions import parse_template
+from stacks.hot.template import Template
 from stacks.models import Resource, Stack
 from stacks.models import states as st
 from stacks.resources.autoscaling import AutoScalingGroup
@@ -27,11 +28,12 @@ def nested_create(*, parent_id, resource_name, template, parameters, files, time
     limit = settings.HEATWEB["MAX_NESTED_DEPTH"]
     if parent.nested_depth + 1 > limit:
         raise StackValidationFailed(f"Recursion depth exceeds {limit}.")
-    _check_tree_resources(parent, template, files)
+    parsed = parse_template(template, files)  # once: the count below and the create use it
+    _check_tree_resources(parent, parsed, files)
     timeout_mins = param_minutes(timeout_mins or None, "timeout")
     name = f"{parent.name}-{resource_name}-{secrets.token_hex(6)}"
     child = lifecycle.stack_create(
-        project=parent.project, user=parent.user, name=name, template=template,
+        project=parent.project, user=parent.user, name=name, template=parsed,
         parameters=parameters, files=files, timeout_mins=timeout_mins or parent.timeout_mins,
         parent=parent, parent_resource_name=resource_name)
     return str(child.pk)
@@ -57,7 +59,9 @@ def _check_tree_resources(parent, template, files, *, replacing=None):
     ``replacing``: the stack whose resources the new template replaces (an update).
     """
     limit = settings.HEATWEB["MAX_RESOURCES_PER_STACK"]
-    new = len(parse_template(template, files).resources)
+    if not isinstance(template, Template):
+        template = parse_template(template, files)
+    new = len(template.resources)
     rows = Resource.objects.filter(stack_id__in=_tree_stack_ids(parent),
                                    replaced_by__isnull=True).exclude(state="DELETE_COMPLETE")
     existing = (rows.exclude(stack_id=replacing) if replacing else rows).count()

@@ -1,4 +1,4 @@
-"""Benchmark: stacks of N servers on a slow (simulated) cloud, on ONE in-process worker.
+"""Benchmark: stacks of N servers on a slow cloud, on ONE in-process worker.
 
 Creates, suspends, resumes and deletes a stack of N ``OS::Nova::Server``
 with every cloud transition taking ``--cloud-latency`` seconds, and prints
@@ -7,6 +7,12 @@ the same counts per second over the window in which every server waited
 (all N resources waiting, none completed yet). During the create of the
 largest size it also creates a small unrelated stack on the same worker and
 prints how long that took.
+
+The cloud is the configured one: the simulated cloud (``--cloud-latency``
+sets its transition times), or with ``HEATWEB_CLOUD=openstack`` a real cloud
+(``OS_CLOUD``; ``--image``/``--flavor`` name what it has). On a real cloud
+the latencies are the cloud's own, and the HTTP requests the driver sends
+(every service, Keystone included) are counted too.
 """
 import threading
 import time
@@ -30,11 +36,35 @@ LATENCY_SETTINGS = ("SIM_BOOT_SECONDS", "SIM_DELETE_SECONDS", "SIM_SUSPEND_SECON
                     "SIM_RESUME_SECONDS")
 
 
-def servers_template(n):
+def servers_template(n, *, image="cirros", flavor="m1.tiny"):
     return {"heat_template_version": "2018-08-31", "resources": {
-        f"s{i}": {"type": "OS::Nova::Server", "properties": {"image": "cirros",
-                                                             "flavor": "m1.tiny"}}
+        f"s{i}": {"type": "OS::Nova::Server", "properties": {"image": image, "flavor": flavor}}
         for i in range(n)}}
+
+
+def real_cloud():
+    return not settings.HEATWEB.get("CLOUD_DRIVER", "").endswith("SimulatedCloud")
+
+
+class HttpCounter:
+    """HTTP requests sent through keystoneauth sessions (openstacksdk's) in this process."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.count = 0
+
+    def install(self):
+        from keystoneauth1 import session as ks_session
+
+        original = ks_session.Session.request
+        counter = self
+
+        def request(session, *args, **kwargs):
+            with counter.lock:
+                counter.count += 1
+            return original(session, *args, **kwargs)
+
+        ks_session.Session.request = request
 
 
 class TaskCounter:
@@ -56,15 +86,16 @@ class TaskCounter:
 class Meters:
     """The three counts, read together."""
 
-    def __init__(self, queries, tasks):
-        self.queries, self.tasks = queries, tasks
+    def __init__(self, queries, tasks, http=None):
+        self.queries, self.tasks, self.http = queries, tasks, http
 
     def read(self):
         total, by_name = CLOUD_CALLS.snapshot()
         with self.tasks.lock:
             rounds = self.tasks.by_name["convergence.poll_round"]
         return {"tasks": self.tasks.total(), "cloud": total, "sql": self.queries.count,
-                "rounds": rounds, "lists": by_name["server_statuses"]}
+                "rounds": rounds, "lists": by_name["server_statuses"],
+                "http": self.http.count if self.http else 0}
 
 
 def diff(after, before):
@@ -81,15 +112,26 @@ class Command(BaseCommand):
         parser.add_argument("--api-latency", type=float, default=0.0,
                             help="seconds added to every cloud API call")
         parser.add_argument("--timeout", type=float, default=600)
+        parser.add_argument("--image", default=None,
+                            help="image name (default: cirros; heatweb-tiny on a real cloud)")
+        parser.add_argument("--flavor", default="m1.tiny")
 
     def handle(self, *args, **opts):
-        for key in LATENCY_SETTINGS:
-            settings.HEATWEB[key] = opts["cloud_latency"]
-        settings.HEATWEB["SIM_API_SECONDS"] = opts["api_latency"]
+        self.real = real_cloud()
+        self.image = opts["image"] or ("heatweb-tiny" if self.real else "cirros")
+        self.flavor = opts["flavor"]
+        http = None
+        if self.real:
+            http = HttpCounter()
+            http.install()
+        else:
+            for key in LATENCY_SETTINGS:
+                settings.HEATWEB[key] = opts["cloud_latency"]
+            settings.HEATWEB["SIM_API_SECONDS"] = opts["api_latency"]
         queries, tasks = QueryCounter(), TaskCounter()
         queries.install()
         signals.task_prerun.connect(tasks, weak=False)
-        self.meters = Meters(queries, tasks)
+        self.meters = Meters(queries, tasks, http)
         self.queries = queries
         project, _ = Project.objects.get_or_create(name="bench-cloud")
         rows, extras = [], []
@@ -109,7 +151,9 @@ class Command(BaseCommand):
 
         phases = [
             ("create", lambda: lifecycle.stack_create(project=project, user=None, name=name,
-                                                      template=servers_template(n)),
+                                                      template=servers_template(
+                                                          n, image=self.image,
+                                                          flavor=self.flavor)),
              "CREATE_COMPLETE"),
             ("suspend", lambda: lifecycle.stack_suspend(live()), "SUSPEND_COMPLETE"),
             ("resume", lambda: lifecycle.stack_resume(live()), "RESUME_COMPLETE"),
@@ -132,16 +176,26 @@ class Command(BaseCommand):
     def print_table(self, rows, extras, opts):
         db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
         broker = settings.CELERY_BROKER_URL.split(":", 1)[0]
-        self.stdout.write(f"run mode: database={db} broker={broker}; one worker (solo); "
-                          f"cloud latency {opts['cloud_latency']} s per transition, "
-                          f"{opts['api_latency']} s per API call")
+        if self.real:
+            where = (f"real cloud: OpenStack (OS_CLOUD={settings.HEATWEB.get('OS_CLOUD')}), "
+                     f"image {self.image}, flavor {self.flavor}")
+        else:
+            where = (f"cloud latency {opts['cloud_latency']} s per transition, "
+                     f"{opts['api_latency']} s per API call")
+        self.stdout.write(f"run mode: database={db} broker={broker}; one worker (solo); {where}")
         self.stdout.write("wait window: while all N resources waited (none complete yet); "
                           "per second = counts in the window / its length")
         self.stdout.write("rounds: poll-round tasks; lists: server_statuses calls (one list "
                           "call for every waiting server of the project)")
+        if self.real:
+            self.stdout.write("cloud: calls to the cloud driver; http: HTTP requests they sent "
+                              "(Nova, Glance, Keystone, ...)")
+        http = self.real
         header = (f"{'N':>5} {'phase':<8}{'state':<18}{'seconds':>8}{'tasks':>7}{'rounds':>7}"
-                  f"{'cloud':>7}{'lists':>6}{'SQL':>8}{'SQL/res':>8} | {'window s':>8}"
-                  f"{'tasks/s':>8}{'cloud/s':>8}{'SQL/s':>8}")
+                  f"{'cloud':>7}{'lists':>6}" + (f"{'http':>6}" if http else "") +
+                  f"{'SQL':>8}{'SQL/res':>8} | {'window s':>8}"
+                  f"{'tasks/s':>8}{'cloud/s':>8}" + (f"{'http/s':>8}" if http else "") +
+                  f"{'SQL/s':>8}")
         self.stdout.write(header)
         self.stdout.write("-" * len(header))
         for r in rows:
@@ -150,9 +204,11 @@ class Command(BaseCommand):
                 (lambda k: f"{'-':>8}")
             self.stdout.write(
                 f"{r['n']:>5} {r['phase']:<8}{r['state']:<18}{r['seconds']:>8.2f}"
-                f"{r['tasks']:>7}{r['rounds']:>7}{r['cloud']:>7}{r['lists']:>6}{r['sql']:>8}"
-                f"{r['sql'] / r['n']:>8.2f} | "
-                f"{(w['seconds'] if w else 0):>8.2f}{per('tasks')}{per('cloud')}{per('sql')}")
+                f"{r['tasks']:>7}{r['rounds']:>7}{r['cloud']:>7}{r['lists']:>6}" +
+                (f"{r['http']:>6}" if http else "") +
+                f"{r['sql']:>8}{r['sql'] / r['n']:>8.2f} | "
+                f"{(w['seconds'] if w else 0):>8.2f}{per('tasks')}{per('cloud')}" +
+                (per("http") if http else "") + per("sql"))
         for line in extras:
             self.stdout.write(line)
 
