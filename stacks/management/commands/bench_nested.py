@@ -23,7 +23,7 @@ from django.core.management.base import BaseCommand
 from heatweb.celery import app
 from heatweb.models import Project
 from stacks.management.commands.bench_cloud import TaskCounter
-from stacks.management.commands.bench_stacks import QueryCounter
+from stacks.management.commands.bench_stacks import QueryCounter, stack_wait
 from stacks.models import Resource, Stack
 from stacks.services import lifecycle
 
@@ -135,15 +135,9 @@ class Command(BaseCommand):
         return rows
 
     def wait(self, stack_id, target, timeout):
-        deadline = time.monotonic() + timeout
         self.queries.ignored.on = True  # the benchmark's own looking is not counted
         try:
-            while time.monotonic() < deadline:
-                state = Stack.objects.filter(pk=stack_id).values_list("state", flat=True).first()
-                if state == target or (state or "").endswith("FAILED"):
-                    return state
-                time.sleep(0.05)
-            return "TIMEOUT"
+            return stack_wait(stack_id, target, timeout)
         finally:
             self.queries.ignored.on = False
 
