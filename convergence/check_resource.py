@@ -58,6 +58,7 @@ def _lock_and_begin(ctx, res, *, action, plugin):
                "input": ctx.node_input or {}}
     fields = {}
     if action == "CREATE":  # kept until the create ends, so a rerun after a crash reuses it
+        plugin.creation_key_reused = CREATION_KEY in plugin.data
         plugin.data.setdefault(CREATION_KEY, uuid.uuid4().hex)
         fields["plugin_data"] = plugin.data
     updated = Resource.objects.filter(
@@ -143,8 +144,53 @@ def action_start(ctx, res, *, action, plugin, props=None, pending=None, args=())
         cookie = getattr(plugin, f"handle_{action.lower()}")(*args)
     except Exception as error:  # noqa: BLE001 - any plugin error fails the resource
         return action_fail(ctx, res, action=action, error=error)
+    if ctx.first_checks is not None and isinstance(cookie, dict) and cookie.get("await"):
+        ctx.first_checks.append(FirstCheck(res, action, plugin, cookie, props, pending or {},
+                                           ctx.node))
+        return Outcome("checking")
     return action_check(ctx, res, action=action, plugin=plugin, cookie=cookie, props=props,
                         pending=pending or {})
+
+
+@dataclass
+class FirstCheck:
+    """An action just started that waits on a cloud object, not looked at yet."""
+
+    res: object
+    action: str
+    plugin: object
+    cookie: dict
+    props: dict | None
+    pending: dict
+    entity: list
+
+
+def first_checks_run(ctx):
+    """Look at the batch's new waits with one list call per kind, then check each.
+
+    Returns ``[(first_check, outcome), ...]``: each is done, failed or waiting
+    (a Waiter row, as if it had been checked alone). Where the list call
+    fails, the plugin asks the cloud itself, as it would have.
+    """
+    checks, ctx.first_checks[:] = list(ctx.first_checks), []
+    if not checks:
+        return []
+    statuses = waiting.statuses_list(ctx.plugin_context.cloud, [
+        (check.cookie["await"]["kind"], check.cookie["await"]["id"]) for check in checks])
+    results = []
+    ctx.wait_writes = []
+    try:
+        for check in checks:
+            target = check.cookie["await"]
+            observed = statuses.get((target["kind"], target["id"]))
+            cookie = {**check.cookie, "observed": observed} if observed else check.cookie
+            results.append((check, action_check(
+                ctx, check.res, action=check.action, plugin=check.plugin, cookie=cookie,
+                props=check.props, pending=check.pending, entity=check.entity)))
+    finally:
+        writes, ctx.wait_writes = ctx.wait_writes, None
+        _waits_save(ctx, writes)
+    return results
 
 
 def action_check(ctx, res, *, action, plugin, cookie, props, pending, entity=None):
@@ -166,14 +212,43 @@ def _wait(ctx, res, *, action, plugin, cookie, props, pending, entity):
                          "traversal": ctx.traversal_id,
                          "since": waiting.wait_since(res, action)}
     reason = plugin.waiting_reason(cookie)
-    saved = Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(
-        action_cookie=res.action_cookie, physical_resource_id=plugin.physical_id or "",
-        plugin_data=plugin.data, **({"status_reason": reason} if reason else {}))
-    if not saved:  # the lock was broken: keep the physical id for the node's rerun
-        res.physical_resource_id = plugin.physical_id or ""
+    fields = {"action_cookie": res.action_cookie, "physical_resource_id": plugin.physical_id or "",
+              "plugin_data": plugin.data, **({"status_reason": reason} if reason else {})}
+    if ctx.wait_writes is not None:
+        ctx.wait_writes.append((res, cookie, fields))  # saved with the batch's others
+        return
+    _wait_save(ctx, res, cookie=cookie, fields=fields)
+
+
+def _wait_save(ctx, res, *, cookie, fields):
+    if not Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(**fields):
+        # The lock was broken: keep the physical id for the node's rerun.
+        res.physical_resource_id = fields["physical_resource_id"]
         _save_after_lock_broken(res, {"physical_resource_id": res.physical_resource_id})
         return
     waiting.wait_add(ctx, res, cookie=cookie)
+
+
+def _waits_save(ctx, writes):
+    """Save many waits with one statement per set of fields, each row still held by us.
+
+    When fewer rows matched than were written (a lock broken meanwhile), each
+    is saved again on its own, which sorts out which.
+    """
+    groups = {}
+    for write in writes:
+        groups.setdefault(tuple(sorted(write[2])), []).append(write)
+    for names, group in groups.items():
+        for res, _, fields in group:
+            for name, value in fields.items():
+                setattr(res, name, value)
+        held = Resource.objects.filter(engine_id=engine_id())
+        if held.bulk_update([res for res, _, _ in group], names) == len(group):
+            for res, cookie, _ in group:
+                waiting.wait_add(ctx, res, cookie=cookie)
+            continue
+        for res, cookie, fields in group:
+            _wait_save(ctx, res, cookie=cookie, fields=fields)
 
 
 def action_finish(ctx, res, *, plugin, props, pending):

@@ -1,11 +1,13 @@
 """Entry points the Celery tasks call: run a batch of ready nodes, poll one."""
 import logging
 
+from django.db import connection
 from django.db.models import F
 
 from convergence.check_resource import (
     CONVERGE_ACTIONS, DONE_EMPTY, STATELESS_ACTIONS, WALK_SKIP_WHEN_DONE, Outcome,
-    _locked_elsewhere, action_abort, action_check, action_fail, action_start)
+    _locked_elsewhere, action_abort, action_check, action_fail, action_start,
+    first_checks_run)
 from convergence.engines import engine_id
 from convergence.services import nodes_enqueue, propagate, retrigger, traversal_complete, \
     traversal_fail
@@ -98,14 +100,18 @@ def nodes_run(stack_id, traversal_id, *, nodes):
 
 
 def _run_batch(ctx, nodes):
+    """Run the nodes; actions that wait on the cloud get their first look together, at the end."""
     own = sync_points_for(ctx.traversal_id, [(n[0], n[1]) for n in nodes])
     rows = Resource.objects.in_bulk([n[0] for n in nodes])
-    finished, again = [], []
+    finished, again, failure = [], [], None
+    successors = {}
+    ctx.first_checks = []
     for entity, is_update, data in nodes:
         sync_point = own.get((str(entity), bool(is_update)))
         if sync_point is None:
             continue  # a newer traversal replaced this one
         ctx.node, ctx.node_input = [entity, bool(is_update)], data
+        successors[node_key(entity, is_update)] = sync_point.successors
         outcome = node_run(ctx, rows.get(entity), is_update=bool(is_update), data=data,
                            sync_point=sync_point)
         if outcome.kind == "done":
@@ -113,8 +119,18 @@ def _run_batch(ctx, nodes):
         elif outcome.kind == "retry":
             again.append([entity, is_update, data])
         elif outcome.kind == "failed":
-            return finished, outcome.reason, again
-    return finished, None, again
+            failure = outcome.reason
+            break
+    # Every action started here is looked at, also after a failure: none is left
+    # locked without a wait.
+    for check, outcome in first_checks_run(ctx):
+        key = node_key(*check.entity)
+        if outcome.kind == "done":
+            finished.append((key, outcome.data, successors[key]))
+        elif outcome.kind == "failed" and failure is None:
+            failure = outcome.reason
+    ctx.first_checks = None
+    return finished, failure, again
 
 
 def node_run(ctx, res, *, is_update, data, sync_point):
@@ -288,6 +304,31 @@ def _take_over(res):
     if updated:
         res.engine_id, res.atomic_key = engine_id(), res.atomic_key + 1
     return bool(updated)
+
+
+def take_over_many(rows):
+    """``_take_over`` for many resources in one statement; returns the ids now held here.
+
+    The same compare-and-swap per row (its ``atomic_key`` and ``engine_id`` as
+    read); ``RETURNING`` names the rows that matched, so a row another engine
+    took meanwhile is left out.
+    """
+    if not rows:
+        return set()
+    me = engine_id()
+    table = connection.ops.quote_name(Resource._meta.db_table)
+    match, params = [], [me]
+    for res in rows:
+        match.append("(id = %s AND atomic_key = %s AND engine_id IS NOT DISTINCT FROM %s)")
+        params += [res.pk, res.atomic_key, res.engine_id]
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {table} SET engine_id = %s, atomic_key = atomic_key + 1 "
+                       f"WHERE {' OR '.join(match)} RETURNING id", params)
+        taken = {row[0] for row in cursor.fetchall()}
+    for res in rows:
+        if res.pk in taken:
+            res.engine_id, res.atomic_key = me, res.atomic_key + 1
+    return taken
 
 
 def _after_single(ctx, res, *, outcome, entity):

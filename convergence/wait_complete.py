@@ -8,7 +8,7 @@ batch. A resource whose stack stopped is aborted; one whose stack moved
 to a newer traversal finishes its action and is retriggered there.
 """
 from convergence.check_resource import action_abort, action_check
-from convergence.nodes import _context_any, _flush, _still_current, _take_over
+from convergence.nodes import _context_any, _flush, _still_current, take_over_many
 from convergence.services import propagate, retrigger, traversal_complete, traversal_fail
 from convergence.sync_points import node_key, sync_points_for
 from stacks.models import Resource, Stack
@@ -29,10 +29,12 @@ def waits_complete(stack_id, traversal_id, *, items):
     stopped = stack.status != st.IN_PROGRESS or stack.deleted_at is not None or \
         (moved and stack.action in ("ROLLBACK", "DELETE"))
     finished, failed, aborted = [], [], []
+    # Finished already, or its lock was broken meanwhile: left out.
+    taken = take_over_many([res for res in rows.values() if res.action_cookie is not None])
     for resource_id, observed in items:
         res = rows.get(resource_id)
-        if res is None or res.action_cookie is None or not _take_over(res):
-            continue  # finished already, or its lock was broken meanwhile
+        if res is None or res.pk not in taken:
+            continue
         entity = res.action_cookie.get("entity") or [res.pk, res.action != "DELETE"]
         if stopped:
             action_abort(ctx, res)

@@ -51,7 +51,7 @@ def lost_after():
 
 def backoff(elapsed):
     """Seconds until the next look at a wait that started ``elapsed`` seconds ago."""
-    low = settings.HEATWEB.get("WAIT_MIN_SECONDS", 1)
+    low = settings.HEATWEB.get("WAIT_MIN_SECONDS", 0.5)
     high = settings.HEATWEB.get("WAIT_MAX_SECONDS", 10)
     return min(high, max(low, elapsed / 3))
 
@@ -194,7 +194,8 @@ def round_run(project_id, token):
     # Every waiter is of this project: any of its stacks' trusts lists its objects.
     sample = Stack.objects.filter(pk__in=live).first()
     cloud = cloud_for_stack(sample) if sample else get_cloud_driver()
-    statuses = _list_statuses(cloud, [w for w in waiters if w.kind and active(w)])
+    statuses = statuses_list(cloud, [(w.kind, w.object_id) for w in waiters
+                                     if w.kind and active(w)])
     now = time.time()
     ready = []
     for waiter in waiters:
@@ -210,10 +211,14 @@ def round_run(project_id, token):
     _round_reschedule(project_id, token)
 
 
-def _list_statuses(cloud, waiters):
+def statuses_list(cloud, targets):
+    """``{(kind, object_id): status}`` for ``[(kind, object_id), ...]``: one list call per kind.
+
+    A kind whose list call fails (the cloud is down) is left out.
+    """
     ids = defaultdict(list)
-    for waiter in waiters:
-        ids[waiter.kind].append(waiter.object_id)
+    for kind, object_id in targets:
+        ids[kind].append(object_id)
     statuses = {}
     for kind, object_ids in ids.items():
         lister = getattr(cloud, LISTERS[kind])

@@ -24,6 +24,12 @@ class NodeContext:
     node: list | None = None  # the [entity_id, is_update] being run
     node_input: dict | None = None  # the data its predecessors passed on
     waits: list = field(default_factory=list)  # Waiter rows, stored by waiting.waits_flush
+    # Actions started in this batch that wait on a cloud object: their first look
+    # is one list call for the whole batch (check_resource.first_checks_run), not
+    # one call each. None: each action looks at once (a single poll).
+    first_checks: list | None = None
+    # While those are checked: their waits, saved together (check_resource._waits_save).
+    wait_writes: list | None = None
 
     @property
     def action(self):

@@ -6,8 +6,10 @@ through openstacksdk). Every template runs on both.
 
 Creates are idempotent: a ``creation_key`` (stable across re-runs of one
 resource's create, see ``ResourcePlugin.creation_key``) is stored on the
-physical object, and a create first looks for an object with that key, so a
-create run again after a worker crash finds the object it made.
+physical object, and a create run again after a worker crash first looks
+for an object with that key, so it finds the object it made. A first
+attempt (``find_first=False``) skips that look: nothing can carry a key
+given out just now.
 """
 from abc import ABC, abstractmethod
 
@@ -33,7 +35,7 @@ class CloudDriver(ABC):
 
     @abstractmethod
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
-                      networks=None, key_name=None, creation_key=None):
+                      networks=None, key_name=None, creation_key=None, find_first=True):
         """Start building a server; returns its id (status BUILD, then ACTIVE).
 
         ``networks``: Heat's list of ``{"network"|"port"|"fixed_ip"|"subnet": ...}``
@@ -101,7 +103,8 @@ class CloudDriver(ABC):
         """
 
     @abstractmethod
-    def image_create(self, *, project_id, name, creation_key=None, data=None, **fields):
+    def image_create(self, *, project_id, name, creation_key=None, find_first=True, data=None,
+                     **fields):
         """Register an image (from ``location`` or the bytes in ``data``); returns its id."""
 
     @abstractmethod
@@ -135,7 +138,8 @@ class CloudDriver(ABC):
     # Networks (Neutron) ------------------------------------------------------------
 
     @abstractmethod
-    def network_object_create(self, kind, *, project_id, name, creation_key=None, **fields):
+    def network_object_create(self, kind, *, project_id, name, creation_key=None,
+                              find_first=True, **fields):
         """Create a ``kind`` (one of ``NETWORK_KINDS``) object with Neutron's fields; its id."""
 
     @abstractmethod

@@ -34,6 +34,9 @@ TRANSIENT_STATUS = (502, 503, 504)
 # made from a worker's poll, and a longer outage fails the resource.
 RETRY_DELAYS = (0.5, 1.5, 3.0)
 GONE_SERVER = ("DELETED", "SOFT_DELETED")
+# How long an image's or flavor's id found by name is reused: a batch of
+# creates looks each name up once, not once per server.
+LOOKUP_SECONDS = 60
 # The drivers acting through sessions (stack trusts): gone with their session.
 _by_session = weakref.WeakKeyDictionary()
 _by_session_lock = threading.Lock()
@@ -83,6 +86,17 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
     def __init__(self, connection=None):
         self._connection = connection
         self._lock = threading.Lock()
+        self._ids = {}  # (finder, name) -> (id, found at), see _id_of
+
+    def _id_of(self, finder, name):
+        """The id of the image or flavor ``name`` (a name or an id), looked up at most once a
+        ``LOOKUP_SECONDS``."""
+        key = (finder.__name__, name)
+        found = self._ids.get(key)
+        if found is None or time.monotonic() - found[1] > LOOKUP_SECONDS:
+            found = self._ids[key] = (call(finder, name, ignore_missing=False).id,
+                                      time.monotonic())
+        return found[0]
 
     def for_stack(self, stack):
         """In Keystone mode, this cloud in the owner's project through the stack's trust.
@@ -147,22 +161,34 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
         return out
 
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
-                      networks=None, key_name=None, creation_key=None):
-        if creation_key:
+                      networks=None, key_name=None, creation_key=None, find_first=True):
+        if creation_key and find_first:
             found = self._find_server_by_key(name, creation_key)
             if found is not None:
                 return found.id
-        image_id = call(self.conn.image.find_image, image, ignore_missing=False).id
-        flavor_id = call(self.conn.compute.find_flavor, flavor, ignore_missing=False).id
-        fields = {"name": name, "image_id": image_id, "flavor_id": flavor_id,
-                  "networks": self._server_networks(networks),
+        fields = {"name": name, "networks": self._server_networks(networks),
                   "metadata": {**(metadata or {}),
                                **({KEY_PROPERTY: creation_key} if creation_key else {})}}
         if key_name:
             fields["key_name"] = key_name
         if user_data:
             fields["user_data"] = base64.b64encode(user_data.encode()).decode()
-        return call(self.conn.compute.create_server, **fields).id
+        finders = {"image_id": (self.conn.image.find_image, image),
+                   "flavor_id": (self.conn.compute.find_flavor, flavor)}
+        try:
+            return call(self.conn.compute.create_server, **fields, **{
+                field: self._id_of(*finder) for field, finder in finders.items()}).id
+        except CloudError as error:
+            # An id looked up a while ago may be stale (an image replaced under its
+            # name): Nova refuses it ("Image ... could not be found"); look again once.
+            stale = [(f.__name__, n) for f, n in finders.values()]
+            if not ("image" in str(error).lower() or "flavor" in str(error).lower()) or \
+                    not any(key in self._ids for key in stale):
+                raise
+            for key in stale:
+                self._ids.pop(key, None)
+            return call(self.conn.compute.create_server, **fields, **{
+                field: self._id_of(*finder) for field, finder in finders.items()}).id
 
     @staticmethod
     def _server_dict(server):
@@ -275,8 +301,9 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
                 "location": (image.properties or {}).get("heatweb_location", ""),
                 "checksum": image.checksum, "owner": image.owner_id}
 
-    def image_create(self, *, project_id, name, creation_key=None, data=None, **fields):
-        if creation_key:
+    def image_create(self, *, project_id, name, creation_key=None, find_first=True, data=None,
+                     **fields):
+        if creation_key and find_first:
             for image in call(self.conn.image.images, name=name):
                 if (image.properties or {}).get(KEY_PROPERTY) == creation_key and \
                         image.status not in ("killed", "deleted", "pending_delete"):

@@ -71,9 +71,10 @@ class NetworkCalls:
                                              for group in fields["security_groups"]]
         return fields
 
-    def network_object_create(self, kind, *, project_id, name, creation_key=None, **fields):
+    def network_object_create(self, kind, *, project_id, name, creation_key=None,
+                              find_first=True, **fields):
         collection = self._kind(kind)
-        if creation_key:
+        if creation_key and find_first:
             existing = self._find_by_key(kind, creation_key)
             if existing:
                 return existing

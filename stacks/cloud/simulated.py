@@ -45,10 +45,12 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
 
     @staticmethod
     def _fault(operation, project_id):
+        faults = SimFault.objects.filter(operation=operation,
+                                         project_id__in=("*", project_id or "*"))
+        if not faults.exists():
+            return  # the common case: one read, no transaction
         with transaction.atomic():
-            fault = (SimFault.objects.filter(operation=operation,
-                                             project_id__in=("*", project_id or "*"))
-                     .order_by("id").first())
+            fault = faults.order_by("id").first()
             if fault is None:
                 return
             if fault.remaining == 1:
@@ -74,8 +76,8 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
                              f"(HTTP 409)")
 
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
-                      networks=None, key_name=None, creation_key=None):
-        if creation_key:
+                      networks=None, key_name=None, creation_key=None, find_first=True):
+        if creation_key and find_first:
             made = SimServer.objects.filter(creation_key=creation_key, project_id=project_id,
                                             deleted_at__isnull=True).exclude(status="ERROR") \
                 .values_list("pk", flat=True)
@@ -85,12 +87,15 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
         boot = settings.HEATWEB.get("SIM_BOOT_SECONDS", 0)
         server_id = uuid.uuid4().hex
         nics = self._attach(project_id, networks or [], server_id=server_id)
-        count = SimServer.objects.count() + 1
+        # An address of 10.0.0.0/8 taken from the id (a real cloud's DHCP
+        # would hand out the next free one).
+        host = int(server_id[:6], 16)
         server = SimServer.objects.create(
             id=server_id, project_id=project_id, name=name, image=image, flavor=flavor,
             metadata=metadata or {}, user_data=user_data or "", networks=nics,
             creation_key=creation_key or "",
-            address=nics[0]["addr"] if nics else f"10.0.{count // 250 % 250}.{count % 250 + 2}",
+            address=nics[0]["addr"] if nics else
+            f"10.{host >> 16}.{host >> 8 & 255}.{max(2, host & 255) % 255}",
             ready_at=timezone.now() + timedelta(seconds=boot))
         latency = settings.HEATWEB.get("SIM_CREATE_SECONDS", 0)
         if latency:
@@ -279,9 +284,10 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
             self._fault(operation, image.project_id)
         return image
 
-    def image_create(self, *, project_id, name, creation_key=None, data=None, **fields):
+    def image_create(self, *, project_id, name, creation_key=None, find_first=True, data=None,
+                     **fields):
         self._fault("image_create", project_id)
-        if creation_key:
+        if creation_key and find_first:
             found = SimImage.objects.filter(deleted_at__isnull=True, name=name,
                                             creation_key=creation_key).first()
             if found is not None:

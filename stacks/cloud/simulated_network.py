@@ -98,11 +98,12 @@ class SimulatedNetworks:
             ids.append(row.pk)
         return ids
 
-    def network_object_create(self, kind, *, project_id, name, creation_key=None, **fields):
+    def network_object_create(self, kind, *, project_id, name, creation_key=None,
+                              find_first=True, **fields):
         if kind not in NETWORK_KINDS:
             raise CloudError(f"Unknown network object kind {kind}")
         self._fault(f"{kind}_create", project_id)
-        if creation_key:
+        if creation_key and find_first:
             found = _live(kind=kind, creation_key=creation_key).first()
             if found is not None:
                 return found.pk

@@ -102,6 +102,11 @@ class ResourcePlugin:
         """
         return self.data.get(CREATION_KEY)
 
+    # True while the create may be a rerun (its key was given out before this
+    # attempt): the cloud must look for an object made with it first. The
+    # engine sets it False on a first attempt, saving the cloud that look.
+    creation_key_reused = True
+
     def waiting_reason(self, cookie):
         """What a pending action waits for, shown as the resource's status reason (or None)."""
         return None

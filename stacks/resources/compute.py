@@ -75,7 +75,7 @@ class Server(ResourcePlugin):
             name=self._server_name(props), image=props["image"], flavor=props["flavor"],
             metadata=props.get("metadata"), user_data=props.get("user_data"),
             networks=self._networks(props), key_name=props.get("key_name"),
-            creation_key=self.creation_key)
+            creation_key=self.creation_key, find_first=self.creation_key_reused)
         return self._await("ACTIVE")
 
     def _await(self, *wanted):

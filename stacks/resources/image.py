@@ -80,7 +80,7 @@ class Image(ResourcePlugin):
                                   f"{MAX_DATA_BYTES} can be uploaded inline")
         self.physical_id = _cloud_call(
             self.cloud.image_create, project_id=self.context.project_id, name=name,
-            creation_key=self.creation_key, data=data.encode() if data is not None else None,
+            creation_key=self.creation_key, find_first=self.creation_key_reused, data=data.encode() if data is not None else None,
             **self._fields(self.properties))
 
     def check_create_complete(self, cookie):

@@ -45,6 +45,7 @@ class NeutronResource(ResourcePlugin):
         self.physical_id = _cloud_call(
             self.cloud.network_object_create, self.kind, project_id=self.context.project_id,
             name=self._name(self.properties), creation_key=self.creation_key,
+            find_first=self.creation_key_reused,
             **self._fields(self.properties))
 
     def _existing(self):

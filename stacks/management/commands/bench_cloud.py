@@ -68,15 +68,23 @@ class HttpCounter:
 
 
 class TaskCounter:
-    """Celery tasks started in this process, by name."""
+    """Celery tasks started in this process, by name, and the CPU time they took."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.by_name = Counter()
+        self.cpu = 0.0
+        self.started = threading.local()
 
     def __call__(self, sender=None, **kwargs):
         with self.lock:
             self.by_name[getattr(sender, "name", "?")] += 1
+        self.started.at = time.thread_time()
+
+    def finished(self, sender=None, **kwargs):
+        spent = time.thread_time() - getattr(self.started, "at", time.thread_time())
+        with self.lock:
+            self.cpu += spent
 
     def total(self):
         with self.lock:
@@ -88,12 +96,16 @@ class Meters:
 
     def __init__(self, queries, tasks, http=None):
         self.queries, self.tasks, self.http = queries, tasks, http
+        self.api_cpu = 0.0  # CPU of the API-side calls (the phases' start), this thread
 
     def read(self):
         total, by_name = CLOUD_CALLS.snapshot()
         with self.tasks.lock:
             rounds = self.tasks.by_name["convergence.poll_round"]
-        return {"tasks": self.tasks.total(), "cloud": total, "sql": self.queries.count,
+        with self.tasks.lock:
+            cpu = self.tasks.cpu
+        return {"cpu": cpu + self.api_cpu,
+                "tasks": self.tasks.total(), "cloud": total, "sql": self.queries.count,
                 "rounds": rounds, "lists": by_name["server_statuses"],
                 "http": self.http.count if self.http else 0}
 
@@ -117,6 +129,7 @@ class Command(BaseCommand):
         parser.add_argument("--flavor", default="m1.tiny")
 
     def handle(self, *args, **opts):
+        self.verbosity = opts["verbosity"]
         self.real = real_cloud()
         self.image = opts["image"] or ("heatweb-tiny" if self.real else "cirros")
         self.flavor = opts["flavor"]
@@ -131,6 +144,7 @@ class Command(BaseCommand):
         queries, tasks = QueryCounter(), TaskCounter()
         queries.install()
         signals.task_prerun.connect(tasks, weak=False)
+        signals.task_postrun.connect(tasks.finished, weak=False)
         self.meters = Meters(queries, tasks, http)
         self.queries = queries
         project, _ = Project.objects.get_or_create(name="bench-cloud")
@@ -163,12 +177,16 @@ class Command(BaseCommand):
         for phase, start, target in phases:
             before = self.meters.read()
             began = time.perf_counter()
+            api_began = time.thread_time()
             stack = start()
+            self.meters.api_cpu += time.thread_time() - api_began
             watch = WaitWindow(self, stack.pk, n,
                                small=(project, extras) if small and phase == "create" else None)
             state = watch.until(target, timeout)
             elapsed = time.perf_counter() - began
             total = diff(self.meters.read(), before)
+            if self.verbosity > 1:
+                self.stdout.write(f"{phase}: {watch.timeline(began)}")
             rows.append({"n": n, "phase": phase, "state": state, "seconds": elapsed,
                          **total, "window": watch.window()})
         return rows
@@ -185,13 +203,16 @@ class Command(BaseCommand):
         self.stdout.write(f"run mode: database={db} broker={broker}; one worker (solo); {where}")
         self.stdout.write("wait window: while all N resources waited (none complete yet); "
                           "per second = counts in the window / its length")
+        self.stdout.write("cpu s: CPU seconds of the API-side call and of the worker's tasks "
+                          "(not the benchmark's own polling)")
         self.stdout.write("rounds: poll-round tasks; lists: server_statuses calls (one list "
                           "call for every waiting server of the project)")
         if self.real:
             self.stdout.write("cloud: calls to the cloud driver; http: HTTP requests they sent "
                               "(Nova, Glance, Keystone, ...)")
         http = self.real
-        header = (f"{'N':>5} {'phase':<8}{'state':<18}{'seconds':>8}{'tasks':>7}{'rounds':>7}"
+        header = (f"{'N':>5} {'phase':<8}{'state':<18}{'seconds':>8}{'cpu s':>7}{'tasks':>7}"
+                  f"{'rounds':>7}"
                   f"{'cloud':>7}{'lists':>6}" + (f"{'http':>6}" if http else "") +
                   f"{'SQL':>8}{'SQL/res':>8} | {'window s':>8}"
                   f"{'tasks/s':>8}{'cloud/s':>8}" + (f"{'http/s':>8}" if http else "") +
@@ -203,7 +224,7 @@ class Command(BaseCommand):
             per = (lambda k: f"{w[k] / w['seconds']:>8.1f}") if w and w["seconds"] > 0 else \
                 (lambda k: f"{'-':>8}")
             self.stdout.write(
-                f"{r['n']:>5} {r['phase']:<8}{r['state']:<18}{r['seconds']:>8.2f}"
+                f"{r['n']:>5} {r['phase']:<8}{r['state']:<18}{r['seconds']:>8.2f}{r['cpu']:>7.2f}"
                 f"{r['tasks']:>7}{r['rounds']:>7}{r['cloud']:>7}{r['lists']:>6}" +
                 (f"{r['http']:>6}" if http else "") +
                 f"{r['sql']:>8}{r['sql'] / r['n']:>8.2f} | "
@@ -243,6 +264,12 @@ class WaitWindow:
                 self._small_stack(*self.small)
         elif self.start is not None and self.end is None and waiting < self.n:
             self.end = now
+
+    def timeline(self, began):
+        """Seconds from the phase's start to: all N waiting, the first one done."""
+        marks = [(label, mark[0] - began) for label, mark in
+                 (("all waiting", self.start), ("first done", self.end)) if mark]
+        return ", ".join(f"{label} at {seconds:.2f} s" for label, seconds in marks)
 
     def window(self):
         if self.start is None or self.end is None:

@@ -76,3 +76,28 @@ def test_200_building_servers_cost_one_list_call_and_one_task_per_round(worker):
     # Nobody waits any more and the round stopped re-enqueueing itself.
     assert not Waiter.objects.filter(project_id=project.pk).exists()
     wait_for(lambda: not PollRound.objects.filter(project_id=project.pk).exists(), timeout=30)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_handing_out_200_servers_costs_one_create_each_and_one_list_per_batch(worker):
+    """The first look at servers just created is one list call per batch of nodes.
+
+    No server is looked at alone, and a first create asks the cloud for no
+    object made with its creation key (nothing can carry a key given out
+    just now; a rerun after a crash does look, see test_chaos).
+    """
+    project = Project.objects.create(name="hand-out")
+    _, calls_before = CLOUD_CALLS.snapshot()
+    with override_settings(HEATWEB={**settings.HEATWEB, "SIM_BOOT_SECONDS": 3600}):
+        stack = lifecycle.stack_create(project=project, user=None, name="many",
+                                       template=servers(N))
+        wait_for(lambda: Waiter.objects.filter(stack_id=stack.pk).count() == N)
+        calls = CLOUD_CALLS.snapshot()[1] - calls_before
+        batches = -(-N // settings.HEATWEB["BATCH_SIZE"])
+        assert calls["server_create"] == N
+        assert calls["server_status"] == 0
+        # One list per batch of nodes, plus those of any poll round that ran meanwhile.
+        rounds = worker.snapshot()["convergence.poll_round"]
+        assert batches <= calls["server_statuses"] <= batches + rounds
+        assert set(calls) == {"server_create", "server_statuses"}
+        assert SimServer.objects.filter(project_id=project.pk).count() == N
