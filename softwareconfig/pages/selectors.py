@@ -23,13 +23,19 @@ STREAMS = ((STDOUT, "standard output"), (STDERR, "standard error"),
 
 
 def _sources_of_deployments(project):
-    """``{deployment id: id of the config its stack resource names}``."""
+    """``{deployment id: id of the config its stack resource names}``.
+
+    While the resource's action waits (for the agent's signal), the properties
+    it runs with are in its action cookie; ``properties_data`` gets them only
+    when the action completes.
+    """
     rows = (Resource.objects.filter(stack__project=project, type=DEPLOYMENT_TYPE)
             .exclude(physical_resource_id="").order_by("id")
-            .values_list("physical_resource_id", "properties_data"))
+            .values_list("physical_resource_id", "properties_data", "action_cookie"))
     sources = {}
-    for deployment_id, properties in rows:
-        config_id = as_uuid((properties or {}).get("config"))
+    for deployment_id, properties, cookie in rows:
+        running = cookie.get("props") if isinstance(cookie, dict) else None
+        config_id = as_uuid((running or properties or {}).get("config"))
         if config_id is not None:
             sources[deployment_id] = config_id
     return sources
