@@ -4,11 +4,55 @@
  * replaced by the element with the same id in the HTML the server returns.
  * The server leaves data-live-src off once nothing is in progress any more,
  * so polling stops by itself. Elements sharing a data-live-src share a fetch.
+ * A live region (aria-live) inside keeps its node and only its content
+ * changes: screen readers announce changes of a region they already know,
+ * not a new node. The focused element is focused again after a refresh.
  */
 (function () {
   "use strict";
   var PERIOD_MS = 1000;
   var TIMEOUT_MS = 10000;
+
+  // The child of parent that is, or holds, node.
+  function childHolding(parent, node) {
+    while (node.parentNode !== parent) { node = node.parentNode; }
+    return node;
+  }
+
+  // el becomes fresh; a live region in it keeps its node (never detached), with fresh's
+  // content. Around the children holding regions, fresh's other children take the place
+  // of el's.
+  function morph(el, fresh) {
+    if (el.hasAttribute("aria-live")) {
+      if (el.innerHTML !== fresh.innerHTML) { el.innerHTML = fresh.innerHTML; }
+      return;
+    }
+    var regions = Array.from(el.querySelectorAll("[aria-live][id]"));
+    if (el.tagName !== fresh.tagName || !regions.length) { el.replaceWith(fresh); return; }
+    Array.from(el.attributes).forEach(function (attr) {
+      if (!fresh.hasAttribute(attr.name)) { el.removeAttribute(attr.name); }
+    });
+    Array.from(fresh.attributes).forEach(function (attr) { el.setAttribute(attr.name, attr.value); });
+    var kept = new Map();  // fresh's child -> el's child holding the same region
+    regions.forEach(function (region) {
+      var twin = fresh.querySelector("#" + CSS.escape(region.id));
+      if (twin) { kept.set(childHolding(fresh, twin), childHolding(el, region)); }
+    });
+    var keeping = new Set(kept.values());
+    Array.from(el.childNodes).forEach(function (child) {
+      if (!keeping.has(child)) { child.remove(); }
+    });
+    var next = el.firstChild;
+    Array.from(fresh.childNodes).forEach(function (child) {
+      var old = kept.get(child);
+      if (old) {
+        next = old.nextSibling;
+        morph(old, child);
+      } else {
+        el.insertBefore(child, next);
+      }
+    });
+  }
 
   function refresh() {
     var groups = {};
@@ -36,7 +80,12 @@
                 var twin = fresh.querySelector("#" + CSS.escape(box.id));
                 if (twin) { twin.checked = box.checked; }
               });
-              el.replaceWith(fresh);
+              var focused = el.contains(document.activeElement) && document.activeElement.id;
+              morph(el, fresh);
+              if (focused && document.activeElement !== document.getElementById(focused)) {
+                var again = document.getElementById(focused);
+                if (again) { again.focus({preventScroll: true}); }
+              }
             }
           });
         })
