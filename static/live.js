@@ -100,6 +100,10 @@
     document.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
       select.addEventListener("change", function () { select.form.submit(); });
     });
+    // A refused button (aria-disabled) stays focusable so its reason can be read; it does nothing.
+    document.addEventListener("click", function (event) {
+      if (event.target.closest("[aria-disabled=true]")) { event.preventDefault(); }
+    }, true);
     setTimeout(refresh, PERIOD_MS);
   });
 })();
