@@ -54,6 +54,14 @@
     });
   }
 
+  // A box that scrolls sideways (data-scroll-cue: the cue's id) shows its cue while it does.
+  function markScrolling() {
+    document.querySelectorAll("[data-scroll-cue]").forEach(function (box) {
+      var cue = document.getElementById(box.getAttribute("data-scroll-cue"));
+      if (cue) { cue.hidden = box.scrollWidth <= box.clientWidth; }
+    });
+  }
+
   function refresh() {
     var groups = {};
     document.querySelectorAll("[data-live-src]").forEach(function (el) {
@@ -92,7 +100,10 @@
         .catch(function () { /* try again on the next tick */ })
         .then(function () { clearTimeout(timer); });
     });
-    Promise.all(fetches).then(function () { setTimeout(refresh, PERIOD_MS); });
+    Promise.all(fetches).then(function () {
+      markScrolling();
+      setTimeout(refresh, PERIOD_MS);
+    });
   }
 
   document.addEventListener("DOMContentLoaded", function () {
@@ -104,6 +115,8 @@
     document.addEventListener("click", function (event) {
       if (event.target.closest("[aria-disabled=true]")) { event.preventDefault(); }
     }, true);
+    markScrolling();
+    window.addEventListener("resize", markScrolling);
     setTimeout(refresh, PERIOD_MS);
   });
 })();
