@@ -62,6 +62,47 @@
     });
   }
 
+  // A text over the server's budget (data-max-bytes) is refused before it is sent, at its
+  // field, in the server's words (data-size-refusal, "{size}" standing for its size).
+  function sizeRefusal(field) {
+    var size;
+    if (field.type === "file") {
+      size = field.files.length ? field.files[0].size : 0;
+    } else {  // as the form sends it: line ends as CR LF, UTF-8
+      size = new TextEncoder().encode(field.value.replace(/\r?\n/g, "\r\n")).length;
+    }
+    if (size <= Number(field.getAttribute("data-max-bytes"))) { return ""; }
+    return field.getAttribute("data-size-refusal").replace("{size}", String(size));
+  }
+
+  function showSizeRefusal(field, message) {
+    var box = field.closest(".field") || field.parentNode;
+    var shown = document.getElementById(field.id + "-size-error");
+    if (shown) { shown.remove(); }
+    box.classList.toggle("has-error", Boolean(message));
+    if (!message) { field.removeAttribute("aria-invalid"); return; }
+    var error = document.createElement("p");
+    error.className = "field-error";
+    error.id = field.id + "-size-error";
+    error.setAttribute("role", "alert");
+    error.textContent = message;
+    box.appendChild(error);
+    field.setAttribute("aria-invalid", "true");
+  }
+
+  function checkSizes(event) {
+    var refused = null;
+    event.target.querySelectorAll("[data-max-bytes]").forEach(function (field) {
+      var message = sizeRefusal(field);
+      showSizeRefusal(field, message);
+      if (message && !refused) { refused = field; }
+    });
+    if (refused) {
+      event.preventDefault();
+      refused.focus();
+    }
+  }
+
   function refresh() {
     var groups = {};
     document.querySelectorAll("[data-live-src]").forEach(function (el) {
@@ -115,6 +156,7 @@
     document.addEventListener("click", function (event) {
       if (event.target.closest("[aria-disabled=true]")) { event.preventDefault(); }
     }, true);
+    document.addEventListener("submit", checkSizes);
     markScrolling();
     window.addEventListener("resize", markScrolling);
     setTimeout(refresh, PERIOD_MS);
