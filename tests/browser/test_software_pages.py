@@ -148,6 +148,7 @@ def test_component_and_its_deployment(page, live_service, unique):
     page.goto(component_url)
     expect(page.get_by_role("heading", name="Not found")).to_be_visible()
     expect(page.locator(".msg-error")).to_contain_text("could not be found")
+    assert_accessible(page, "not found page")
     page.goto("/software/configs/not-a-uuid/")
     expect(page.get_by_role("heading", name="Not found")).to_be_visible()
 
