@@ -234,6 +234,7 @@ def test_reader_looks_but_may_not_act_and_switches_projects(page, live_service, 
     for action in ("suspend", "check", "lock", "update", "delete"):
         expect(page.locator(f"#action-{action}")).to_be_disabled()
     expect(page.locator("#action-reasons")).to_contain_text("(reader) may only look")
+    assert_accessible(page, "a stack as a reader")
     with page.expect_navigation():
         page.evaluate("document.getElementById('form-check').submit()")
     expect(page.locator(".msg-error")).to_have_text("The reader role may not perform this action.")
