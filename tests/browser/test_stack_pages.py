@@ -9,7 +9,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import PASSWORD, assert_accessible, make_user, screenshot, sign_in
+from tests.browser.conftest import PASSWORD, assert_accessible, browser_context, make_user, \
+    screenshot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
@@ -248,9 +249,8 @@ def test_reader_looks_but_may_not_act_and_switches_projects(page, live_service, 
 def test_stacks_list_fits_a_phone(browser, live_service, unique):
     user = f"ph-{unique}"
     make_user(live_service, user, f"proj-{unique}")
-    context = browser.new_context(viewport={"width": 390, "height": 800},
-                                  base_url=live_service.url)
-    try:
+    with browser_context(browser, live_service, viewport={"width": 390, "height": 800}) \
+            as context:
         page = context.new_page()
         sign_in(page, user)
         page.goto("/stacks/launch")
@@ -266,5 +266,3 @@ def test_stacks_list_fits_a_phone(browser, live_service, unique):
         page.locator("tr.stack-row a").click()
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"the detail page is {width}px wide on a 390px screen"
-    finally:
-        context.close()

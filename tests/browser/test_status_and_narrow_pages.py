@@ -10,10 +10,10 @@ the topology scrolls instead of running off the screen.
 import re
 
 import pytest
-import requests
 from playwright.sync_api import expect
 
-from tests.browser.conftest import assert_accessible, make_user, screenshot, sign_in
+from tests.browser.conftest import api_stack_create, assert_accessible, browser_context, \
+    make_user, screenshot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
@@ -24,16 +24,6 @@ TEMPLATE = {"heat_template_version": "2016-10-14", "resources": {
         "value": "a", "action_wait_secs": {"create": 4}}},
     "after_it": {"type": "OS::Heat::TestResource", "properties": {
         "value": {"get_attr": ["slow_resource_with_a_long_name", "output"]}}}}}
-
-
-def create_stack(info, name):
-    session = requests.Session()
-    session.headers.update({"X-Auth-Token": info["token"]})
-    resp = session.post(info["endpoint"] + "/stacks", json={"stack_name": name,
-                                                              "template": TEMPLATE})
-    assert resp.status_code == 201, resp.text
-    stack_id = resp.json()["stack"]["id"]
-    return session, stack_id, f"{info['endpoint']}/stacks/{name}/{stack_id}"
 
 
 def watch(page, url, region):
@@ -51,7 +41,7 @@ def test_status_changes_are_announced_and_refused_buttons_say_why(
     user, name = f"liv-{unique}", f"lv-{unique}"
     info = make_user(live_service, user, f"proj-{unique}")
     sign_in(page, user)
-    api, stack_id, stack_url = create_stack(info, name)
+    api, stack_id, stack_url = api_stack_create(info, name, TEMPLATE)
     resource_page = context.new_page()
     list_page = context.new_page()
     stack = watch(page, f"/stacks/{stack_id}/", "#stack-status")
@@ -95,45 +85,42 @@ def test_status_changes_are_announced_and_refused_buttons_say_why(
     api.delete(stack_url)
 
 
+PHONE = 375
+
+
+def assert_scrolls_on_screen(page, box, cue):
+    """``box`` is on the screen, scrolls sideways inside it, and its ``cue`` shows."""
+    where = box.bounding_box()
+    assert where["x"] >= 0 and where["x"] + where["width"] <= PHONE, where
+    assert box.evaluate("el => el.scrollWidth > el.clientWidth"), \
+        f"{box}: its content fits at {PHONE} px, nothing to scroll"
+    expect(page.locator(cue)).to_be_visible()
+    expect(page.locator(cue)).to_contain_text("sideways")
+    box.evaluate("el => { el.scrollLeft = 200; }")
+    assert box.evaluate("el => el.scrollLeft") > 0, f"{box} does not scroll"
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE
+
+
 def test_resources_and_topology_at_a_phones_width(browser, live_service, unique):
     user, name = f"nar-{unique}", f"nr-{unique}"
     info = make_user(live_service, user, f"proj-{unique}")
-    api, stack_id, stack_url = create_stack(info, name)
-    context = browser.new_context(viewport={"width": 375, "height": 740},
-                                  base_url=live_service.url)
-    context.set_default_timeout(15_000)
-    try:
+    api, stack_id, stack_url = api_stack_create(info, name, TEMPLATE)
+    with browser_context(browser, live_service,
+                         viewport={"width": PHONE, "height": 740}) as context:
         page = context.new_page()
         sign_in(page, user)
         page.goto(f"/stacks/{stack_id}/resources")
         expect(page.locator("#resource-after_it")).to_contain_text("CREATE_COMPLETE",
                                                                    timeout=CONVERGE_MS)
-        table = page.locator("#resources-table")
-        box = table.bounding_box()
-        assert box["x"] >= 0 and box["x"] + box["width"] <= 375, box
-        assert table.evaluate("el => el.scrollWidth > el.clientWidth"), \
-            "the resources table fits: nothing to scroll at 375 px"
-        expect(page.locator("#resources-cue")).to_be_visible()
-        expect(page.locator("#resources-cue")).to_contain_text("sideways")
-        table.evaluate("el => { el.scrollLeft = 200; }")
-        assert table.evaluate("el => el.scrollLeft") > 0, "the table's box does not scroll"
-        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        assert_scrolls_on_screen(page, page.locator("#resources-table"), "#resources-cue")
         screenshot(page, "resources-phone")
         assert_accessible(page, "resources tab at 375 px")
 
         page.get_by_role("link", name="Topology").click()
-        wrap = page.locator(".topology-wrap")
-        box = wrap.bounding_box()
-        assert box["x"] >= 0 and box["x"] + box["width"] <= 375, box
-        assert wrap.evaluate("el => el.scrollWidth > el.clientWidth"), \
-            "the topology is not wider than its box: nothing shows it scrolls"
-        expect(page.locator("#topology-cue")).to_be_visible()
+        assert_scrolls_on_screen(page, page.locator(".topology-wrap"), "#topology-cue")
         after = page.locator("svg#topology g.node[data-resource=after_it]")
         after.scroll_into_view_if_needed()
         expect(after).to_be_in_viewport()
-        assert page.evaluate("document.documentElement.scrollWidth") <= 375
         screenshot(page, "topology-phone")
         assert_accessible(page, "topology tab at 375 px")
-    finally:
-        context.close()
-        api.delete(stack_url)
+    api.delete(stack_url)
