@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 
 from heatweb.api import as_uuid
+from heatweb.models import Role
 from softwareconfig import services
 from softwareconfig.components import STATUS_CODE, STDERR, STDOUT
 from softwareconfig.models import SoftwareConfig, SoftwareDeployment
@@ -23,13 +24,19 @@ STREAMS = ((STDOUT, "standard output"), (STDERR, "standard error"),
 
 
 def _sources_of_deployments(project):
-    """``{deployment id: id of the config its stack resource names}``."""
+    """``{deployment id: id of the config its stack resource names}``.
+
+    While the resource's action waits (for the agent's signal), the properties
+    it runs with are in its action cookie; ``properties_data`` gets them only
+    when the action completes.
+    """
     rows = (Resource.objects.filter(stack__project=project, type=DEPLOYMENT_TYPE)
             .exclude(physical_resource_id="").order_by("id")
-            .values_list("physical_resource_id", "properties_data"))
+            .values_list("physical_resource_id", "properties_data", "action_cookie"))
     sources = {}
-    for deployment_id, properties in rows:
-        config_id = as_uuid((properties or {}).get("config"))
+    for deployment_id, properties, cookie in rows:
+        running = cookie.get("props") if isinstance(cookie, dict) else None
+        config_id = as_uuid((running or properties or {}).get("config"))
         if config_id is not None:
             sources[deployment_id] = config_id
     return sources
@@ -141,6 +148,22 @@ def deployments_by_server(project, *, server_id=""):
     for resource in made_by:
         servers[resource.physical_resource_id].resource = resource
     return list(servers.values())
+
+
+def signed_urls_visible(project, config, *, user, role):
+    """Whether ``user`` may see the signed signal URLs in the derived ``config``'s inputs.
+
+    Only the owner (creator) of the stack whose deployment made it, and admins:
+    a signed URL signals the deployment with no token.
+    """
+    if role == Role.ADMIN:
+        return True
+    deployments = [str(pk) for pk in SoftwareDeployment.objects.filter(
+        project=project, config=config).values_list("pk", flat=True)]
+    owner = (Resource.objects.filter(stack__project=project, type=DEPLOYMENT_TYPE,
+                                     physical_resource_id__in=deployments)
+             .order_by("-id").values_list("stack__user_id", flat=True).first())
+    return owner is not None and owner == user.pk
 
 
 def server_ids(project):

@@ -27,9 +27,21 @@ def _entries(config):
     return entries
 
 
-def _inputs(config):
+SIGNED_TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL")  # deploy_signal_id is a signed URL
+SIGNAL_URL_INPUT = "deploy_signal_id"
+
+
+def _signed_url_input(config):
+    values = {i.get("name"): i.get("value") for i in config.inputs or []}
+    return SIGNAL_URL_INPUT if values.get("deploy_signal_transport") in SIGNED_TRANSPORTS \
+        else None
+
+
+def _inputs(config, *, masked=None):
+    """The config's inputs; the one named ``masked`` has its value hidden."""
     return [{"name": i.get("name"), "type": i.get("type", "String"),
              "default": _text(i.get("default")), "value": _text(i.get("value")),
+             "masked": i.get("name") == masked,
              "description": i.get("description", "")} for i in config.inputs or []]
 
 
@@ -43,7 +55,12 @@ def config_list(request):
 @page
 def config_detail(request, config_id):
     config, deployments = selectors.config_page(request.project, config_id)
-    context = {"config": config, "deployments": deployments, "inputs": _inputs(config),
+    signed = _signed_url_input(config) if config.derived else None
+    if signed and selectors.signed_urls_visible(request.project, config, user=request.user,
+                                                role=request.role):
+        signed = None
+    context = {"config": config, "deployments": deployments,
+               "inputs": _inputs(config, masked=signed),
                "options": [(k, _text(v)) for k, v in sorted((config.options or {}).items())]}
     if config.group == COMPONENT_GROUP and isinstance(config.config, dict):
         context["entries"] = _entries(config)

@@ -1,15 +1,40 @@
 """The launch page's first step (the template and environment) and the lock form."""
 from django import forms
+from django.conf import settings
 
 from heatweb.api import STACK_NAME_RE
 from stacks.services.locking import LEVELS
 
-MAX_UPLOAD_BYTES = 512 * 1024
+# The API's budgets (settings.HEATWEB) for a template and an environment.
+BUDGETS = {"template": ("Template", "MAX_TEMPLATE_BYTES"),
+           "environment": ("Environment", "MAX_ENVIRONMENT_BYTES")}
+
+
+def _budget(what):
+    """``(limit, refusal)``: the refusal in the API's words, "{size}" standing for the size."""
+    label, setting = BUDGETS[what]
+    limit = settings.HEATWEB[setting]
+    return limit, f"{label} size ({{size}} bytes) exceeds maximum allowed size ({limit} bytes)."
+
+
+def size_refusal(what, size):
+    """The API's refusal of a template or environment of ``size`` bytes, or ""."""
+    limit, refusal = _budget(what)
+    return refusal.replace("{size}", str(size)) if size > limit else ""
+
+
+def _with_budgets(form, fields):
+    """Fields carry their budget, for the browser to refuse before it uploads (live.js)."""
+    for name, what in fields.items():
+        limit, refusal = _budget(what)
+        form.fields[name].widget.attrs.update(
+            {"data-max-bytes": limit, "data-size-refusal": refusal})
 
 
 def _text(upload, what):
-    if upload.size > MAX_UPLOAD_BYTES:
-        raise forms.ValidationError(f"The {what} file is larger than {MAX_UPLOAD_BYTES} bytes.")
+    refusal = size_refusal(what, upload.size)
+    if refusal:
+        raise forms.ValidationError(refusal)
     try:
         return upload.read().decode("utf-8")
     except UnicodeDecodeError:
@@ -31,12 +56,18 @@ class LaunchSourceForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "class": "code"}))
     environment_file = forms.FileField(required=False, label="…or upload an environment file")
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _with_budgets(self, {"template": "template", "template_file": "template",
+                             "environment": "environment",
+                             "environment_file": "environment"})
+
     def clean(self):
         cleaned = super().clean()
         for what in ("template", "environment"):
-            if len((cleaned.get(what) or "").encode()) > MAX_UPLOAD_BYTES:
-                # Refused before anything parses it.
-                self.add_error(what, f"The {what} is larger than {MAX_UPLOAD_BYTES} bytes.")
+            refusal = size_refusal(what, len((cleaned.get(what) or "").encode()))
+            if refusal:  # refused before anything parses it
+                self.add_error(what, refusal)
                 cleaned[what] = ""
             upload = cleaned.get(f"{what}_file")
             if upload:
@@ -44,7 +75,8 @@ class LaunchSourceForm(forms.Form):
                     cleaned[what] = _text(upload, what)
                 except forms.ValidationError as error:
                     self.add_error(f"{what}_file", error)
-        if not (cleaned.get("template") or "").strip() and "template_file" not in self.errors:
+        if not (cleaned.get("template") or "").strip() and \
+                not {"template", "template_file"} & set(self.errors):
             self.add_error("template", "Paste a template or upload a template file.")
         return cleaned
 
@@ -71,12 +103,17 @@ class UpdateSourceForm(forms.Form):
                   "stack's environment.",
         widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "class": "code"}))
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _with_budgets(self, {"template": "template", "environment": "environment"})
+
     def clean(self):
         cleaned = super().clean()
         for what in ("template", "environment"):
             text = cleaned.get(what) or ""
-            if len(text.encode()) > MAX_UPLOAD_BYTES:
-                self.add_error(what, f"The {what} is larger than {MAX_UPLOAD_BYTES} bytes.")
+            refusal = size_refusal(what, len(text.encode()))
+            if refusal:
+                self.add_error(what, refusal)
             cleaned[what] = text if text.strip() else None
         return cleaned
 

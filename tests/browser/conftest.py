@@ -4,14 +4,17 @@ No browser is downloaded: ``/usr/bin/chromium`` must exist (``./test``
 installs it), and a missing one fails the tests rather than skipping them.
 """
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import requests
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"
 VIEWPORT = {"width": 1000, "height": 700}
 PASSWORD = "correct horse battery"
+TIMEOUT_MS = 15_000
 
 
 @pytest.fixture(scope="session")
@@ -30,10 +33,19 @@ def browser():
 
 @pytest.fixture
 def context(browser, live_service):
-    context = browser.new_context(viewport=VIEWPORT, base_url=live_service.url)
-    context.set_default_timeout(15_000)
-    yield context
-    context.close()
+    with browser_context(browser, live_service, viewport=VIEWPORT) as context:
+        yield context
+
+
+@contextmanager
+def browser_context(browser, live_service, **options):
+    """A browser context on the live service (another viewport, JavaScript off...)."""
+    context = browser.new_context(base_url=live_service.url, **options)
+    context.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield context
+    finally:
+        context.close()
 
 
 @pytest.fixture
@@ -51,6 +63,17 @@ def make_user(live_service, username, project, role="member"):
         "user.save()\n"))
     assert done.returncode == 0, done.stderr
     return info
+
+
+def api_stack_create(info, name, template, **body):
+    """A stack created through the API by make_user's user: ``(session, id, stack URL)``."""
+    session = requests.Session()
+    session.headers.update({"X-Auth-Token": info["token"]})
+    resp = session.post(info["endpoint"] + "/stacks",
+                        json={"stack_name": name, "template": template, **body})
+    assert resp.status_code == 201, resp.text
+    stack_id = resp.json()["stack"]["id"]
+    return session, stack_id, f"{info['endpoint']}/stacks/{name}/{stack_id}"
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ import re
 import time
 
 import pytest
-import requests
 from playwright.sync_api import expect
 
-from tests.browser.conftest import assert_accessible, make_user, screenshot, sign_in
+from tests.browser.conftest import api_stack_create, assert_accessible, browser_context, \
+    make_user, screenshot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
@@ -44,69 +44,62 @@ def test_traversal_page_shows_the_node_waiting_for_a_deployment(browser, live_se
     user, name = f"adm-{unique}", f"wait-{unique}"
     info = make_user(live_service, user, f"proj-{unique}")
     make_admin(live_service, user)
-    session = requests.Session()
-    session.headers.update({"X-Auth-Token": info["token"]})
-    resp = session.post(info["endpoint"] + "/stacks", json={"stack_name": name,
-                                                              "template": TEMPLATE})
-    assert resp.status_code == 201, resp.text
-    stack_url = f"{info['endpoint']}/stacks/{name}/{resp.json()['stack']['id']}"
-
-    context = browser.new_context(viewport={"width": 1280, "height": 800},
-                                  base_url=live_service.url)
-    context.set_default_timeout(15_000)
+    session, _, stack_url = api_stack_create(info, name, TEMPLATE)
     try:
-        page = context.new_page()
-        sign_in(page, user)
-        # The deployment waits for its agent (no agent runs here).
-        for _ in range(300):
-            state = session.get(f"{stack_url}/resources/deployment").json()["resource"][
-                "resource_status"]
-            if state != "INIT_COMPLETE":
-                break
-            time.sleep(0.2)
-        assert state == "CREATE_IN_PROGRESS", state
+        with browser_context(browser, live_service,
+                             viewport={"width": 1280, "height": 800}) as context:
+            page = context.new_page()
+            sign_in(page, user)
+            # The deployment waits for its agent (no agent runs here).
+            for _ in range(300):
+                state = session.get(f"{stack_url}/resources/deployment").json()["resource"][
+                    "resource_status"]
+                if state != "INIT_COMPLETE":
+                    break
+                time.sleep(0.2)
+            assert state == "CREATE_IN_PROGRESS", state
 
-        page.goto("/admin/convergence/traversal/")
-        row = page.locator("#result_list tbody tr", has_text=name)
-        expect(row).to_have_count(1)
-        width = page.evaluate("document.documentElement.scrollWidth")
-        assert width <= 1280, f"the traversal list is {width}px wide at 1280px"
-        assert_accessible(page, "admin traversal list")
-        row.locator("th a, td a").first.click()
+            page.goto("/admin/convergence/traversal/")
+            row = page.locator("#result_list tbody tr", has_text=name)
+            expect(row).to_have_count(1)
+            width = page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 1280, f"the traversal list is {width}px wide at 1280px"
+            assert_accessible(page, "admin traversal list")
+            row.locator("th a, td a").first.click()
 
-        nodes = page.locator("#traversal-nodes")
-        after = nodes.locator("tr[data-node=after]")
-        expect(after).to_have_attribute("data-action", "create")
-        expect(after).to_contain_text("waiting")
-        expect(after.locator("td.missing")).to_have_text("deployment (create)")
-        deployment = nodes.locator("tr[data-node=deployment]")
-        expect(deployment).to_contain_text("ready")
-        expect(deployment).to_contain_text("CREATE_IN_PROGRESS")
-        expect(deployment).to_contain_text(re.compile(r"server \(create\).*config \(create\)|"
-                                                      r"config \(create\).*server \(create\)"))
-        expect(nodes.locator(f"tr[data-node='stack {name}']")).to_contain_text("waiting")
-        expect(page.locator(".traversal-graph svg g.waiting")).not_to_have_count(0)
-        expect(page.locator("#traversal_form").locator("input, select, textarea, button")).to_have_count(1)  # the CSRF token only
-        width = page.evaluate("document.documentElement.scrollWidth")
-        assert width <= 1280, f"the traversal page is {width}px wide at 1280px"
-        assert_accessible(page, "admin traversal page")
+            nodes = page.locator("#traversal-nodes")
+            after = nodes.locator("tr[data-node=after]")
+            expect(after).to_have_attribute("data-action", "create")
+            expect(after).to_contain_text("waiting")
+            expect(after.locator("td.missing")).to_have_text("deployment (create)")
+            deployment = nodes.locator("tr[data-node=deployment]")
+            expect(deployment).to_contain_text("ready")
+            expect(deployment).to_contain_text("CREATE_IN_PROGRESS")
+            expect(deployment).to_contain_text(re.compile(r"server \(create\).*config \(create\)|"
+                                                          r"config \(create\).*server \(create\)"))
+            expect(nodes.locator(f"tr[data-node='stack {name}']")).to_contain_text("waiting")
+            expect(page.locator(".traversal-graph svg g.waiting")).not_to_have_count(0)
+            fields = page.locator("#traversal_form").locator("input, select, textarea, button")
+            expect(fields).to_have_count(1)  # the CSRF token only
+            width = page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 1280, f"the traversal page is {width}px wide at 1280px"
+            assert_accessible(page, "admin traversal page")
 
-        page.locator("#waiting-filter").click()
-        expect(nodes.locator("tr[data-node=after]")).to_have_count(1)
-        expect(nodes.locator("tr[data-node=deployment]")).to_have_count(0)
-        screenshot(page, "admin-traversal")  # scrolled to the waiting nodes (#nodes)
+            page.locator("#waiting-filter").click()
+            expect(nodes.locator("tr[data-node=after]")).to_have_count(1)
+            expect(nodes.locator("tr[data-node=deployment]")).to_have_count(0)
+            screenshot(page, "admin-traversal")  # scrolled to the waiting nodes (#nodes)
 
-        # The software pages say what the deployment waits for (not "—").
-        page.goto("/")
-        page.get_by_label("Project").select_option(label=f"proj-{unique}")
-        page.goto("/software/deployments/")
-        expect(page.locator("article.deployment")).to_contain_text(re.compile(
-            r"Waiting for the agent's signal since \d\d:\d\d(:\d\d)?.*, until \d\d:\d\d"))
+            # The software pages say what the deployment waits for (not "—").
+            page.goto("/")
+            page.get_by_label("Project").select_option(label=f"proj-{unique}")
+            page.goto("/software/deployments/")
+            expect(page.locator("article.deployment")).to_contain_text(re.compile(
+                r"Waiting for the agent's signal since \d\d:\d\d(:\d\d)?.*, until \d\d:\d\d"))
 
-        page.goto(f"/admin/convergence/syncpoint/?sync=waiting&traversal=current&q={name}")
-        expect(page.locator("#result_list")).to_contain_text("after (create)")
-        expect(page.locator("#result_list")).not_to_contain_text("server (create)")
-        assert_accessible(page, "admin waiting sync points")
+            page.goto(f"/admin/convergence/syncpoint/?sync=waiting&traversal=current&q={name}")
+            expect(page.locator("#result_list")).to_contain_text("after (create)")
+            expect(page.locator("#result_list")).not_to_contain_text("server (create)")
+            assert_accessible(page, "admin waiting sync points")
     finally:
-        context.close()
         session.delete(stack_url)

@@ -5,7 +5,8 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from tests.browser.conftest import assert_accessible, make_user, screenshot, sign_in
+from tests.browser.conftest import assert_accessible, browser_context, make_user, screenshot, \
+    sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
@@ -109,3 +110,39 @@ def test_launch_with_a_select_a_number_and_a_boolean(page, live_service, unique)
     assert {k: stack["parameters"][k] for k in ("flavor", "count", "debug", "region")} == \
         {"flavor": "m1.tiny", "count": "3", "debug": "True", "region": "east"}, stack
     session.delete(f"{info['endpoint']}/stacks/{name}/{stack['id']}")
+
+
+# 2 MB on one line: past the API's template budget (512 KiB), within the request's (2 MiB).
+HUGE = "heat_template_version: 2016-10-14\ndescription: " + "x" * 2_000_000
+HUGE_REFUSAL = (f"Template size ({len(HUGE) + 1} bytes) exceeds maximum allowed size "
+                f"(524288 bytes).")  # + 1: the form sends its line end as CR LF
+
+
+def test_a_template_over_the_budget_is_refused_before_it_is_sent(browser, page, live_service,
+                                                                  unique):
+    user = f"big-{unique}"
+    make_user(live_service, user, f"proj-{unique}")
+    sign_in(page, user)
+    page.goto("/stacks/launch")
+    page.get_by_label("Stack name").fill(f"big-{unique}")
+    template = page.get_by_label("Template (HOT, YAML or JSON)")
+    template.evaluate("(area, text) => { area.value = text; }", HUGE)
+    posts = []
+    page.on("request", lambda request: posts.append(request.url)
+            if request.method == "POST" else None)
+    page.get_by_role("button", name="Next: parameters").click()
+    field = page.locator(".field", has=template)
+    expect(field.locator(".field-error")).to_have_text(HUGE_REFUSAL)
+    expect(template).to_be_focused()
+    expect(template).to_have_attribute("aria-invalid", "true")
+    assert posts == [], f"the template was sent: {posts}"
+    assert_accessible(page, "launch step 1 refusing a template too large")
+
+    # Without JavaScript the server refuses it, at the same field, in the same words.
+    with browser_context(browser, live_service, java_script_enabled=False) as context:
+        plain = context.new_page()
+        sign_in(plain, user)
+        step_one(plain, f"big-{unique}", HUGE)
+        field = plain.locator(".field", has=plain.get_by_label("Template (HOT, YAML or JSON)"))
+        expect(field.locator(".field-error")).to_have_text(HUGE_REFUSAL)
+        expect(plain.get_by_role("button", name="Launch")).to_have_count(0)

@@ -7,7 +7,7 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from tests.browser.conftest import make_user, screenshot, sign_in
+from tests.browser.conftest import assert_accessible, make_user, screenshot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
@@ -58,6 +58,7 @@ def test_lock_form_previews_then_locks_for_a_window_and_the_locks_tab_shows_it(
     expect(page.get_by_label("Reason")).to_have_value("kernel patch")
     expect(page.get_by_label("Unlock after")).to_have_value("1h")
     screenshot(page, "lock-preview")
+    assert_accessible(page, "lock preview")
     page.locator("#action-lock-confirm").click()
     expect(page.locator(".msg-success")).to_have_text(f"Lock of stack {name} started.")
     expect(page.locator("#stack-live .badge.lock")).to_have_text("Locked · all",
@@ -79,6 +80,7 @@ def test_lock_form_previews_then_locks_for_a_window_and_the_locks_tab_shows_it(
     expect(history.first.locator("td").nth(1)).to_have_text("unlock")
     expect(history.first).to_contain_text(re.compile(r"\d+ s"))
     screenshot(page, "lock-history")
+    assert_accessible(page, "locks tab")
 
 
 def test_a_bad_window_in_the_lock_form_is_a_message(page, live_service, unique):

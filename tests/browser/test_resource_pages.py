@@ -7,13 +7,12 @@ stack at level ``all`` and see the server locked and the images protected
 and read what each event says was locked and restored.
 """
 import re
-import uuid
 
 import pytest
-import requests
 from playwright.sync_api import expect
 
-from tests.browser.conftest import assert_accessible, make_user, screenshot, sign_in
+from tests.browser.conftest import api_stack_create, assert_accessible, make_user, screenshot, \
+    sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
@@ -31,15 +30,6 @@ TEMPLATE = {"heat_template_version": "2016-10-14", "resources": {
 CHILD = "heat_template_version: 2016-10-14\nresources:\n  inner: {type: OS::Heat::RandomString}\n"
 
 
-def create_stack(info, name):
-    session = requests.Session()
-    session.headers.update({"X-Auth-Token": info["token"]})
-    resp = session.post(info["endpoint"] + "/stacks", json={
-        "stack_name": name, "template": TEMPLATE, "files": {"child.yaml": CHILD}})
-    assert resp.status_code == 201, resp.text
-    return session, f"{info['endpoint']}/stacks/{name}/{resp.json()['stack']['id']}"
-
-
 def status_of(page):
     return page.locator("#stack-live .summary .status")
 
@@ -47,7 +37,7 @@ def status_of(page):
 def test_resource_page_from_the_topology_and_physical_locks(page, live_service, unique):
     user, name = f"res-{unique}", f"rs-{unique}"
     info = make_user(live_service, user, f"proj-{unique}")
-    api, stack_url = create_stack(info, name)
+    api, _, stack_url = api_stack_create(info, name, TEMPLATE, files={"child.yaml": CHILD})
     sign_in(page, user)
     page.locator("tr.stack-row", has_text=name).get_by_role("link", name=name).click()
     expect(status_of(page)).to_have_text("CREATE_COMPLETE", timeout=CONVERGE_MS)
@@ -156,16 +146,11 @@ def test_edges_while_a_create_is_in_progress(page, live_service, unique):
     """The API's required_by and the topology's arrows during a create, not only after."""
     user, name = f"edg-{unique}", f"ed-{unique}"
     info = make_user(live_service, user, f"proj-{unique}")
-    session = requests.Session()
-    session.headers.update({"X-Auth-Token": info["token"]})
-    resp = session.post(info["endpoint"] + "/stacks", json={"stack_name": name,
-                                                              "template": SLOW})
-    assert resp.status_code == 201, resp.text
-    stack_url = f"{info['endpoint']}/stacks/{name}/{resp.json()['stack']['id']}"
+    session, stack_id, stack_url = api_stack_create(info, name, SLOW)
     resources = {r["resource_name"]: r for r in
                  session.get(stack_url + "/resources").json()["resources"]}
     sign_in(page, user)
-    page.goto(f"/stacks/{resp.json()['stack']['id']}/topology")
+    page.goto(f"/stacks/{stack_id}/topology")
     expect(page.locator("svg#topology path.edge")).to_have_count(1)
     expect(page.locator("svg#topology g.node[data-resource=first]")).to_have_class(
         re.compile("st-in_progress"))

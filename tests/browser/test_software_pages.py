@@ -11,7 +11,7 @@ import pytest
 from heatclient import client
 from playwright.sync_api import expect
 
-from tests.browser.conftest import make_user, screenshot, sign_in
+from tests.browser.conftest import assert_accessible, make_user, screenshot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
@@ -148,5 +148,74 @@ def test_component_and_its_deployment(page, live_service, unique):
     page.goto(component_url)
     expect(page.get_by_role("heading", name="Not found")).to_be_visible()
     expect(page.locator(".msg-error")).to_contain_text("could not be found")
+    assert_accessible(page, "not found page")
     page.goto("/software/configs/not-a-uuid/")
     expect(page.get_by_role("heading", name="Not found")).to_be_visible()
+
+
+WAITING = {
+    "heat_template_version": "2016-10-14",
+    "resources": {
+        "server": TEMPLATE["resources"]["server"],
+        "app": TEMPLATE["resources"]["app"],
+        # CFN_SIGNAL (the default): the derived config carries a signed URL, and the
+        # deployment waits for the agent's signal (no agent runs here).
+        "deployment": {"type": "OS::Heat::SoftwareDeployment", "properties": {
+            "config": {"get_resource": "app"}, "server": {"get_resource": "server"},
+            "input_values": {"greeting": "hi"}}},
+    },
+}
+MASKED = "•••• (hidden: only the stack's owner and admins see signed URLs)"
+
+
+def wait_deployment_waits(heat, stack_id, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        resource = heat.resources.get(stack_id, "deployment")
+        if resource.resource_status == "CREATE_IN_PROGRESS" and resource.physical_resource_id:
+            return resource.physical_resource_id
+        time.sleep(0.2)
+    raise AssertionError(f"the deployment is {resource.resource_status}, not waiting")
+
+
+def test_a_waiting_deployment_and_who_sees_its_signed_url(page, live_service, unique):
+    owner, reader, name = f"swo-{unique}", f"swr-{unique}", f"wait-{unique}"
+    project = f"swq-{unique}"
+    info = make_user(live_service, owner, project)
+    make_user(live_service, reader, project, role="reader")
+    heat = client.Client("1", endpoint=info["endpoint"], token=info["token"])
+    stack_id = heat.stacks.create(stack_name=name, template=WAITING)["stack"]["id"]
+    deployment_id = wait_deployment_waits(heat, stack_id)
+
+    sign_in(page, owner)
+    page.goto("/software/")
+    row = page.locator("tr", has_text=f"{name}-app")
+    expect(row.locator("td.num")).to_have_text("1")  # the waiting deployment counts
+    assert_accessible(page, "software list")
+    row.get_by_role("link", name=f"{name}-app").click()
+    deployments = page.get_by_role("table", name="Deployments")
+    expect(deployments).to_contain_text("CREATE_IN_PROGRESS")
+    expect(deployments).to_contain_text("Waiting for the agent's signal since")
+    assert_accessible(page, "component page, its deployment waiting")
+
+    page.goto("/software/deployments/")
+    card = page.locator(f"#deployment-{deployment_id}")
+    expect(card.get_by_role("heading", level=3)).to_contain_text(f"{name}-app")  # the component
+    expect(card).to_contain_text("CREATE_IN_PROGRESS")
+    assert_accessible(page, "deployments page, one waiting")
+    card.get_by_role("link", name=f"{name}-deployment", exact=True).click()  # its derived config
+    signal = page.get_by_role("table", name="Inputs").locator("tr", has_text="deploy_signal_id")
+    expect(signal).to_contain_text(re.compile(r"/webhooks/signal/[0-9a-f-]+/[0-9a-f]{40}"))
+    expect(page.locator("#masked-deploy_signal_id")).to_have_count(0)
+    assert_accessible(page, "derived config, as the stack's owner")
+    derived_url = page.url
+
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, reader)
+    page.goto(derived_url)
+    expect(page.locator("#masked-deploy_signal_id")).to_have_text(MASKED)
+    expect(page.locator("main")).not_to_contain_text("/webhooks/signal/")
+    expect(signal).to_contain_text(MASKED)
+    screenshot(page, "derived-config-reader")
+    assert_accessible(page, "derived config, as a reader")
+    heat.stacks.delete(stack_id)

@@ -9,7 +9,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import PASSWORD, make_user, screenshot, sign_in
+from tests.browser.conftest import PASSWORD, assert_accessible, browser_context, make_user, \
+    screenshot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
@@ -126,6 +127,7 @@ def test_launch_lock_refuse_unlock_update(page, live_service, unique):
     expect(lock).to_contain_text("DB maintenance")
     expect(lock).to_contain_text(user)
     screenshot(page, "stack-locked")
+    assert_accessible(page, "a locked stack, its buttons refused")
     page.get_by_role("link", name="Stacks", exact=True).first.click()
     expect(row.locator(".badge.lock")).to_have_text("Locked · stacks")
     screenshot(page, "stacks-list")
@@ -134,6 +136,7 @@ def test_launch_lock_refuse_unlock_update(page, live_service, unique):
     # The buttons are disabled, but the server is the one that refuses.
     page.goto(page.url.rstrip("/") + "/delete")
     expect(page.locator("#confirm-delete")).to_be_disabled()
+    assert_accessible(page, "delete confirmation, refused")
     with page.expect_navigation():
         page.evaluate("document.getElementById('form-delete').submit()")
     expect(page.locator(".msg-error")).to_have_text(
@@ -162,6 +165,7 @@ def test_launch_lock_refuse_unlock_update(page, live_service, unique):
     expect(cluster).to_have_attribute("readonly", "readonly")
     expect(page.get_by_text("Immutable: this value cannot be changed by an update.")).to_be_visible()
     screenshot(page, "update-form")
+    assert_accessible(page, "update form")
     page.evaluate("document.getElementById('id_p-cluster_name').removeAttribute('readonly')")
     cluster.fill("green")
     page.locator("#update").click()
@@ -178,10 +182,12 @@ def test_launch_lock_refuse_unlock_update(page, live_service, unique):
 
     page.get_by_role("link", name="Events").click()
     expect(page.locator("#tab-events tbody tr").first).to_contain_text("UPDATE_COMPLETE")
+    assert_accessible(page, "events tab")
     page.get_by_role("link", name="Resources").click()
     expect(page.locator("#resource-server")).to_contain_text("OS::Heat::TestResource")
     page.get_by_role("link", name="Template").click()
     expect(page.locator("#tab-template pre").first).to_contain_text("immutable: true")
+    assert_accessible(page, "template tab")
 
     page.get_by_role("link", name="Overview").click()
     page.locator("#action-delete").click()
@@ -199,6 +205,7 @@ def test_sign_in_is_required_and_wrong_passwords_are_refused(page, live_service,
     page.get_by_label("Password").fill(PASSWORD + "x")
     page.get_by_role("button", name="Sign in").click()
     expect(page.locator(".msg-error")).to_contain_text("Please enter a correct username")
+    assert_accessible(page, "sign-in page, a wrong password refused")
     sign_in(page, user)
     page.get_by_role("button", name="Sign out").click()
     expect(page).to_have_url(re.compile(r"/login/$"))
@@ -228,6 +235,7 @@ def test_reader_looks_but_may_not_act_and_switches_projects(page, live_service, 
     for action in ("suspend", "check", "lock", "update", "delete"):
         expect(page.locator(f"#action-{action}")).to_be_disabled()
     expect(page.locator("#action-reasons")).to_contain_text("(reader) may only look")
+    assert_accessible(page, "a stack as a reader")
     with page.expect_navigation():
         page.evaluate("document.getElementById('form-check').submit()")
     expect(page.locator(".msg-error")).to_have_text("The reader role may not perform this action.")
@@ -241,9 +249,8 @@ def test_reader_looks_but_may_not_act_and_switches_projects(page, live_service, 
 def test_stacks_list_fits_a_phone(browser, live_service, unique):
     user = f"ph-{unique}"
     make_user(live_service, user, f"proj-{unique}")
-    context = browser.new_context(viewport={"width": 390, "height": 800},
-                                  base_url=live_service.url)
-    try:
+    with browser_context(browser, live_service, viewport={"width": 390, "height": 800}) \
+            as context:
         page = context.new_page()
         sign_in(page, user)
         page.goto("/stacks/launch")
@@ -259,5 +266,3 @@ def test_stacks_list_fits_a_phone(browser, live_service, unique):
         page.locator("tr.stack-row a").click()
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"the detail page is {width}px wide on a 390px screen"
-    finally:
-        context.close()

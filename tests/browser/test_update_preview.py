@@ -2,10 +2,10 @@
 import time
 
 import pytest
-import requests
 from playwright.sync_api import expect
 
-from tests.browser.conftest import assert_accessible, make_user, screenshot, sign_in
+from tests.browser.conftest import api_stack_create, assert_accessible, make_user, screenshot, \
+    sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
@@ -55,13 +55,7 @@ def wait_for(session, url, state):
 def test_update_with_a_new_template_after_a_preview(page, live_service, unique):
     user, name = f"upd-{unique}", f"up-{unique}"
     info = make_user(live_service, user, f"proj-{unique}")
-    session = requests.Session()
-    session.headers.update({"X-Auth-Token": info["token"]})
-    resp = session.post(info["endpoint"] + "/stacks", json={"stack_name": name,
-                                                              "template": OLD})
-    assert resp.status_code == 201, resp.text
-    stack_id = resp.json()["stack"]["id"]
-    stack_url = f"{info['endpoint']}/stacks/{name}/{stack_id}"
+    session, stack_id, stack_url = api_stack_create(info, name, OLD)
     wait_for(session, stack_url, "CREATE_COMPLETE")
 
     sign_in(page, user)
