@@ -9,8 +9,10 @@ polled again by a delayed task, never by sleeping.
 """
 import logging
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from django.db import connections
 from django.db.models import F
 from django_fsm import TransitionNotAllowed
 
@@ -140,53 +142,93 @@ def action_start(ctx, res, *, action, plugin, props=None, pending=None, args=())
             f"Resource {action} failed: Error: resources.{res.name}: "
             f"State {res.state} invalid for {action.lower()}"))
     ctx.events.add(resource_event(res, "state changed", action=action))
-    try:
-        cookie = getattr(plugin, f"handle_{action.lower()}")(*args)
-    except Exception as error:  # noqa: BLE001 - any plugin error fails the resource
-        return action_fail(ctx, res, action=action, error=error)
-    if ctx.first_checks is not None and isinstance(cookie, dict) and cookie.get("await"):
-        ctx.first_checks.append(FirstCheck(res, action, plugin, cookie, props, pending or {},
-                                           ctx.node))
+    started = Started(res, action, plugin, args, props, pending or {}, ctx.node)
+    if ctx.handles is not None and plugin.cloud_calls_only:
+        ctx.handles.append(started)  # called beside the batch's others (handles_run)
         return Outcome("checking")
-    return action_check(ctx, res, action=action, plugin=plugin, cookie=cookie, props=props,
-                        pending=pending or {})
+    cookie, error = _handle(started)
+    return _handled(ctx, started, cookie=cookie, error=error)
 
 
 @dataclass
-class FirstCheck:
-    """An action just started that waits on a cloud object, not looked at yet."""
+class Started:
+    """An action whose resource is locked and whose plugin's ``handle_<action>`` is due."""
 
     res: object
     action: str
     plugin: object
-    cookie: dict
+    args: tuple
     props: dict | None
     pending: dict
     entity: list
 
 
+def _handle(started):
+    """The plugin's ``handle_<action>``: ``(cookie, None)``, or ``(None, error)``."""
+    try:
+        return getattr(started.plugin, f"handle_{started.action.lower()}")(*started.args), None
+    except Exception as error:  # noqa: BLE001 - any plugin error fails the resource
+        return None, error
+
+
+def _handled(ctx, started, *, cookie, error):
+    res, action = started.res, started.action
+    if error is not None:
+        return action_fail(ctx, res, action=action, error=error)
+    if ctx.first_checks is not None and isinstance(cookie, dict) and cookie.get("await"):
+        ctx.first_checks.append((started, cookie))
+        return Outcome("checking")
+    return action_check(ctx, res, action=action, plugin=started.plugin, cookie=cookie,
+                        props=started.props, pending=started.pending, entity=started.entity)
+
+
+def _handle_in_thread(started):
+    try:
+        return _handle(started)
+    finally:
+        connections.close_all()  # this thread's own, should a plugin have opened one
+
+
+def handles_run(ctx):
+    """Call the batch's deferred ``handle_<action>``s side by side, then go on with each.
+
+    Only for a cloud whose calls are round trips (the driver's
+    ``parallel_calls`` > 1) and plugins that call nothing but the cloud in
+    them: every resource is already locked, with its creation key stored,
+    so a crash here leaves what any crash after a cloud call leaves.
+    Returns ``[(started, outcome), ...]``.
+    """
+    batch, ctx.handles[:] = list(ctx.handles), []
+    if not batch:
+        return []
+    with ThreadPoolExecutor(max_workers=min(len(batch), ctx.parallel_calls)) as pool:
+        results = list(pool.map(_handle_in_thread, batch))
+    return [(started, _handled(ctx, started, cookie=cookie, error=error))
+            for started, (cookie, error) in zip(batch, results)]
+
+
 def first_checks_run(ctx):
     """Look at the batch's new waits with one list call per kind, then check each.
 
-    Returns ``[(first_check, outcome), ...]``: each is done, failed or waiting
+    Returns ``[(started, outcome), ...]``: each is done, failed or waiting
     (a Waiter row, as if it had been checked alone). Where the list call
     fails, the plugin asks the cloud itself, as it would have.
     """
     checks, ctx.first_checks[:] = list(ctx.first_checks), []
     if not checks:
         return []
-    statuses = waiting.statuses_list(ctx.plugin_context.cloud, [
-        (check.cookie["await"]["kind"], check.cookie["await"]["id"]) for check in checks])
+    seen = waiting.observe(ctx.plugin_context.cloud, [
+        (cookie["await"]["kind"], cookie["await"]["id"]) for _, cookie in checks])
     results = []
     ctx.wait_writes = []
     try:
-        for check in checks:
-            target = check.cookie["await"]
-            observed = statuses.get((target["kind"], target["id"]))
-            cookie = {**check.cookie, "observed": observed} if observed else check.cookie
-            results.append((check, action_check(
-                ctx, check.res, action=check.action, plugin=check.plugin, cookie=cookie,
-                props=check.props, pending=check.pending, entity=check.entity)))
+        for started, cookie in checks:
+            target = cookie["await"]
+            status, listed = seen.get((target["kind"], target["id"]), (None, None))
+            results.append((started, action_check(
+                ctx, started.res, action=started.action, plugin=started.plugin,
+                cookie=waiting.with_observed(cookie, status, listed),
+                props=started.props, pending=started.pending, entity=started.entity)))
     finally:
         writes, ctx.wait_writes = ctx.wait_writes, None
         _waits_save(ctx, writes)

@@ -7,7 +7,7 @@ from django.db.models import F
 from convergence.check_resource import (
     CONVERGE_ACTIONS, DONE_EMPTY, STATELESS_ACTIONS, WALK_SKIP_WHEN_DONE, Outcome,
     _locked_elsewhere, action_abort, action_check, action_fail, action_start,
-    first_checks_run)
+    first_checks_run, handles_run)
 from convergence.engines import engine_id
 from convergence.services import nodes_enqueue, propagate, retrigger, traversal_complete, \
     traversal_fail
@@ -106,6 +106,8 @@ def _run_batch(ctx, nodes):
     finished, again, failure = [], [], None
     successors = {}
     ctx.first_checks = []
+    ctx.parallel_calls = getattr(ctx.plugin_context.cloud, "parallel_calls", 1)
+    ctx.handles = [] if ctx.parallel_calls > 1 else None
     for entity, is_update, data in nodes:
         sync_point = own.get((str(entity), bool(is_update)))
         if sync_point is None:
@@ -121,15 +123,17 @@ def _run_batch(ctx, nodes):
         elif outcome.kind == "failed":
             failure = outcome.reason
             break
-    # Every action started here is looked at, also after a failure: none is left
-    # locked without a wait.
-    for check, outcome in first_checks_run(ctx):
-        key = node_key(*check.entity)
+    # Every action started here is called and looked at, also after a failure:
+    # none is left locked without a wait.
+    outcomes = handles_run(ctx) if ctx.handles is not None else []
+    outcomes += first_checks_run(ctx)
+    for started, outcome in outcomes:
+        key = node_key(*started.entity)
         if outcome.kind == "done":
             finished.append((key, outcome.data, successors[key]))
         elif outcome.kind == "failed" and failure is None:
             failure = outcome.reason
-    ctx.first_checks = None
+    ctx.first_checks = ctx.handles = None
     return finished, failure, again
 
 

@@ -11,13 +11,14 @@ from convergence.check_resource import action_abort, action_check
 from convergence.nodes import _context_any, _flush, _still_current, take_over_many
 from convergence.services import propagate, retrigger, traversal_complete, traversal_fail
 from convergence.sync_points import node_key, sync_points_for
+from convergence.waiting import with_observed
 from stacks.models import Resource, Stack
 from stacks.models import states as st
 from stacks.plugins import plugin_class, plugin_for
 
 
 def waits_complete(stack_id, traversal_id, *, items):
-    """Check ``items`` (``[[resource_id, observed_status], ...]``) of one stack and traversal."""
+    """Check ``items`` (``[[resource_id, observed_status, listed_object], ...]``) of a traversal."""
     stack = Stack.objects.select_related("raw_template").filter(pk=stack_id).first()
     if stack is None:
         return
@@ -31,7 +32,7 @@ def waits_complete(stack_id, traversal_id, *, items):
     finished, failed, aborted = [], [], []
     # Finished already, or its lock was broken meanwhile: left out.
     taken = take_over_many([res for res in rows.values() if res.action_cookie is not None])
-    for resource_id, observed in items:
+    for resource_id, observed, *listed in items:  # (older messages carry no listed object)
         res = rows.get(resource_id)
         if res is None or res.pk not in taken:
             continue
@@ -40,7 +41,8 @@ def waits_complete(stack_id, traversal_id, *, items):
             action_abort(ctx, res)
             aborted.append(entity)
             continue
-        outcome = _check(ctx, res, observed=observed, entity=entity)
+        outcome = _check(ctx, res, observed=observed, listed=listed[0] if listed else None,
+                         entity=entity)
         if outcome.kind == "done":
             finished.append((entity, outcome.data))
         elif outcome.kind == "failed":
@@ -52,12 +54,10 @@ def waits_complete(stack_id, traversal_id, *, items):
     _propagate(ctx, finished, failed=failed)
 
 
-def _check(ctx, res, *, observed, entity):
+def _check(ctx, res, *, observed, listed, entity):
     pending = res.action_cookie
     plugin = plugin_for(ctx, res, pending["props"], plugin_class(ctx, res))
-    cookie = pending["cookie"]
-    if observed is not None and isinstance(cookie, dict):
-        cookie = {**cookie, "observed": observed}
+    cookie = with_observed(pending["cookie"], observed, listed)
     return action_check(ctx, res, action=pending["action"], plugin=plugin, cookie=cookie,
                         props=pending["props"], pending=pending["pending"], entity=entity)
 

@@ -268,10 +268,13 @@ HEATWEB = {
     "SIM_CREATE_SECONDS": _env_float("HEATWEB_SIM_CREATE_SECONDS", 0),
     # Waiting resources are polled together, one round per project: the
     # interval grows from WAIT_MIN to WAIT_MAX seconds as a wait gets longer
-    # (a third of the time waited so far). One list call per project a round,
+    # (a fifth of the time waited so far). One list call per project a round,
     # whatever the number of waits: a short first interval costs little.
     "WAIT_MIN_SECONDS": _env_float("HEATWEB_WAIT_MIN_SECONDS", 0.5),
     "WAIT_MAX_SECONDS": _env_float("HEATWEB_WAIT_MAX_SECONDS", 10),
+    # A real cloud: how many of a batch's calls (creates, deletes, ...) an
+    # engine has in flight at once; the simulated cloud makes them one by one.
+    "CLOUD_PARALLEL_CALLS": int(_env_float("HEATWEB_CLOUD_PARALLEL_CALLS", 8)),
     # Before a server on a port is replaced, how long Nova may take to detach the port.
     "PORT_DETACH_SECONDS": _env_float("HEATWEB_PORT_DETACH_SECONDS", 60),
     # How long a software deployment waits for its agent's signal when its stack

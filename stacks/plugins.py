@@ -30,6 +30,10 @@ class NodeContext:
     first_checks: list | None = None
     # While those are checked: their waits, saved together (check_resource._waits_save).
     wait_writes: list | None = None
+    # Actions whose cloud calls run side by side at the end of the batch
+    # (check_resource.handles_run), when the cloud allows ``parallel_calls`` > 1.
+    handles: list | None = None
+    parallel_calls: int = 1
 
     @property
     def action(self):

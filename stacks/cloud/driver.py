@@ -29,6 +29,10 @@ NETWORK_KINDS = ("network", "subnet", "port", "security_group")
 class CloudDriver(ABC):
     """Servers and images of one cloud."""
 
+    # How many calls the engine may have in flight at once for one batch of
+    # nodes (their round trips overlap); 1: one after another.
+    parallel_calls = 1
+
     def for_stack(self, stack):
         """The driver acting for ``stack``'s owner (Keystone mode: through the stack's trust)."""
         return self
@@ -56,14 +60,23 @@ class CloudDriver(ABC):
     def server_status(self, server_id):
         """BUILD, ACTIVE, SUSPENDED, ERROR, or DELETED when gone."""
 
-    def server_statuses(self, server_ids):
-        """``{id: status}`` for many servers in one list call (DELETED for those gone).
+    def server_list(self, server_ids):
+        """``{id: server}`` (as ``server_get`` describes one) for many servers in one list
+        call; those gone are left out.
 
         The engine's poll round asks this once for every server its waiting
-        resources watch. This fallback asks one by one; a real driver lists
-        (Nova: ``GET /servers/detail?changes-since=``) and filters by id.
+        resources watch, and the attributes of those it finds ready come from
+        it (no ``server_get`` each). This fallback asks one by one; a real
+        driver lists (Nova: ``GET /servers/detail``) and filters by id.
         """
-        return {server_id: self.server_status(server_id) for server_id in server_ids}
+        found = {server_id: self.server_get(server_id) for server_id in server_ids}
+        return {server_id: server for server_id, server in found.items() if server is not None}
+
+    def server_statuses(self, server_ids):
+        """``{id: status}`` for many servers in one list call (DELETED for those gone)."""
+        listed = self.server_list(server_ids)
+        return {server_id: listed[server_id]["status"] if server_id in listed else "DELETED"
+                for server_id in server_ids}
 
     @abstractmethod
     def server_update(self, server_id, **fields):

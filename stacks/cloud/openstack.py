@@ -83,12 +83,17 @@ def _gone(function, *args, **kwargs):
 class OpenStackCloud(NetworkCalls, CloudDriver):
     """A real OpenStack cloud (Nova, Glance, Neutron) through openstacksdk."""
 
+    @property
+    def parallel_calls(self):
+        """A batch's calls overlap: each is a round trip to a service (settings)."""
+        return max(1, int(settings.HEATWEB.get("CLOUD_PARALLEL_CALLS", 8)))
+
     def __init__(self, connection=None):
         self._connection = connection
         self._lock = threading.Lock()
-        self._ids = {}  # (finder, name) -> (id, found at), see _id_of
+        self._ids = {}  # (finder, name) -> (id, found at), see _looked_up
 
-    def _id_of(self, finder, name):
+    def _looked_up(self, finder, name):
         """The id of the image or flavor ``name`` (a name or an id), looked up at most once a
         ``LOOKUP_SECONDS``."""
         key = (finder.__name__, name)
@@ -177,7 +182,7 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
                    "flavor_id": (self.conn.compute.find_flavor, flavor)}
         try:
             return call(self.conn.compute.create_server, **fields, **{
-                field: self._id_of(*finder) for field, finder in finders.items()}).id
+                field: self._looked_up(*finder) for field, finder in finders.items()}).id
         except CloudError as error:
             # An id looked up a while ago may be stale (an image replaced under its
             # name): Nova refuses it ("Image ... could not be found"); look again once.
@@ -188,7 +193,7 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
             for key in stale:
                 self._ids.pop(key, None)
             return call(self.conn.compute.create_server, **fields, **{
-                field: self._id_of(*finder) for field, finder in finders.items()}).id
+                field: self._looked_up(*finder) for field, finder in finders.items()}).id
 
     @staticmethod
     def _server_dict(server):
@@ -214,14 +219,14 @@ class OpenStackCloud(NetworkCalls, CloudDriver):
         server = _gone(self.conn.compute.get_server, server_id)
         return "DELETED" if server is None or server.status in GONE_SERVER else server.status
 
-    def server_statuses(self, server_ids):
+    def server_list(self, server_ids):
         """One list of the project's servers (Nova ``GET /servers/detail``) per call."""
-        ids = list(server_ids)
-        if not ids:
+        wanted = set(server_ids)
+        if not wanted:
             return {}
-        found = {s.id: s.status for s in call(self.conn.compute.servers, details=True)}
-        return {i: found.get(i, "DELETED") if found.get(i) not in GONE_SERVER else "DELETED"
-                for i in ids}
+        servers = call(lambda: list(self.conn.compute.servers(details=True)))
+        return {server.id: self._server_dict(server) for server in servers
+                if server.id in wanted and server.status not in GONE_SERVER}
 
     def server_update(self, server_id, **fields):
         server = self._existing_server(server_id)

@@ -135,12 +135,15 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
         server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
         if server is None:
             return None
+        return self._describe(server, self._status(server))
+
+    @staticmethod
+    def _describe(server, status):
         addresses = {}
         for nic in server.networks or []:
             if isinstance(nic, dict) and nic.get("addr"):
                 addresses.setdefault(nic["network"], []).append({"addr": nic["addr"],
                                                                  "version": 4})
-        status = self._status(server)
         return {"id": server.id, "name": server.name, "image": server.image,
                 "flavor": server.flavor, "status": status,
                 "locked": server.locked, "locked_reason": server.locked_reason or None,
@@ -162,21 +165,23 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
         server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
         return "DELETED" if server is None else self._status(server)
 
-    def server_statuses(self, server_ids):
+    def server_list(self, server_ids):
         """One list query for many servers; transitions that are due are applied in bulk."""
-        ids = list(server_ids)
-        rows = list(SimServer.objects.filter(pk__in=ids, deleted_at__isnull=True)
-                    .values_list("id", "status", "ready_at"))
+        rows = list(SimServer.objects.filter(pk__in=list(server_ids), deleted_at__isnull=True))
         now = timezone.now()
         due = {}
-        for server_id, status, ready_at in rows:
-            if status in _SETTLES_TO and now >= ready_at:
-                due.setdefault(status, []).append(server_id)
+        for server in rows:
+            if server.status in _SETTLES_TO and now >= server.ready_at:
+                due.setdefault(server.status, set()).add(server.pk)
         for status, due_ids in due.items():
             _settle(SimServer.objects.filter(pk__in=due_ids, status=status), _SETTLES_TO[status])
-        found = {server_id: _SETTLES_TO.get(status) if server_id in due.get(status, ()) else status
-                 for server_id, status, _ in rows}
-        return {server_id: found.get(server_id, "DELETED") for server_id in ids}
+        listed = {}
+        for server in rows:
+            status = _SETTLES_TO[server.status] if server.pk in due.get(server.status, ()) \
+                else server.status
+            if status != "DELETED":
+                listed[server.pk] = self._describe(server, status)
+        return listed
 
     @staticmethod
     def _transition(server, pending, seconds_setting):

@@ -72,6 +72,11 @@ def observed_status(cookie):
     return cookie.get("observed") if isinstance(cookie, dict) else None
 
 
+def observed_object(cookie):
+    """The whole object as the round's list call described it (a server), or None."""
+    return cookie.get("observed_object") if isinstance(cookie, dict) else None
+
+
 class ResourcePlugin:
     """Base class: validation from the schema and do-nothing actions."""
 
@@ -82,6 +87,9 @@ class ResourcePlugin:
     # A child stack of this service is the backend: it follows the parent's
     # lock itself (no physical lock) and receives parameters from the parent.
     nested_stack = False
+    # Its handle_<action> methods call the cloud driver and nothing else (no
+    # database): the engine may run a batch's side by side on a remote cloud.
+    cloud_calls_only = False
 
     def __init__(self, *, name, properties, context, physical_id=None, data=None,
                  resource_id=None):

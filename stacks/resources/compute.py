@@ -2,7 +2,8 @@
 
 The plugins talk to the cloud driver only (``stacks.cloud``).
 """
-from stacks.resources.base import ResourceFailure, ResourcePlugin, await_status, observed_status
+from stacks.resources.base import ResourceFailure, ResourcePlugin, await_status, \
+    observed_object, observed_status
 from stacks.resources.base import cloud_call as _cloud_call
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property
@@ -24,6 +25,7 @@ class Server(ResourcePlugin):
     """
 
     type_name = "OS::Nova::Server"
+    cloud_calls_only = True
     properties_schema = {
         "name": Property("String", description="Server name.", update_allowed=True),
         "image": Property("String", description="Image name or id.", required=True),
@@ -82,12 +84,16 @@ class Server(ResourcePlugin):
         return await_status("server", self.physical_id, wanted=wanted,
                             failed=("ERROR", "DELETED"))
 
+    # The server as the engine's list call described it (attributes need no server_get).
+    listed = None
+
     def _expect(self, cookie, *wanted):
         # The poll round passes the status it read for many servers at once.
         status = observed_status(cookie) or _cloud_call(self.cloud.server_status,
                                                         self.physical_id)
+        self.listed = observed_object(cookie)
         if status == "ERROR":
-            server = _cloud_call(self.cloud.server_get, self.physical_id) or {}
+            server = self.listed or _cloud_call(self.cloud.server_get, self.physical_id) or {}
             fault = server.get("fault") or "Unknown"
             raise ResourceFailure(f'Went to status ERROR due to "Message: {fault}"')
         if status == "DELETED":
@@ -213,9 +219,10 @@ class Server(ResourcePlugin):
         return self.data.get(LOCK_SAVED)
 
     def attributes(self):
-        """Every attribute from one ``server_get`` (not one call per attribute)."""
-        server = self.cloud.server_get(self.physical_id) if self.physical_id and self.context \
-            else None
+        """Every attribute from one ``server_get`` (not one call per attribute), or from the
+        engine's list call that saw the server ready."""
+        server = self.listed or (self.cloud.server_get(self.physical_id)
+                                 if self.physical_id and self.context else None)
         if server is None:
             return {name: None for name in self.attributes_schema}
         networks = {net: [a["addr"] for a in addrs]

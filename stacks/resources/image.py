@@ -46,6 +46,7 @@ class Image(ResourcePlugin):
     """
 
     type_name = "OS::Glance::Image"
+    cloud_calls_only = True
     properties_schema = {
         **COMMON_PROPERTIES,
         "location": Property("String", description="URL of the image data.", default=""),

@@ -16,6 +16,7 @@ def _prop(kind, description, **kwargs):
 
 
 class NeutronResource(ResourcePlugin):
+    cloud_calls_only = True
     """Base of the Neutron plugins: create, update in place, delete, check, attributes."""
 
     kind = ""

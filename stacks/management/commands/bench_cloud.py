@@ -106,7 +106,7 @@ class Meters:
             cpu = self.tasks.cpu
         return {"cpu": cpu + self.api_cpu,
                 "tasks": self.tasks.total(), "cloud": total, "sql": self.queries.count,
-                "rounds": rounds, "lists": by_name["server_statuses"],
+                "rounds": rounds, "lists": by_name["server_list"],
                 "http": self.http.count if self.http else 0}
 
 
@@ -205,7 +205,7 @@ class Command(BaseCommand):
                           "per second = counts in the window / its length")
         self.stdout.write("cpu s: CPU seconds of the API-side call and of the worker's tasks "
                           "(not the benchmark's own polling)")
-        self.stdout.write("rounds: poll-round tasks; lists: server_statuses calls (one list "
+        self.stdout.write("rounds: poll-round tasks; lists: server_list calls (one list "
                           "call for every waiting server of the project)")
         if self.real:
             self.stdout.write("cloud: calls to the cloud driver; http: HTTP requests they sent "
