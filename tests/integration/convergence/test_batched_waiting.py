@@ -5,6 +5,7 @@ broker; the simulated cloud takes long to boot the servers, and the test
 makes the boot finish (moves ``ready_at`` into the past) once it has seen
 every server waiting for a while.
 """
+import threading
 from datetime import timedelta
 
 import pytest
@@ -16,6 +17,7 @@ from convergence.models import PollRound, Waiter
 from heatweb.models import Project
 from stacks.cloud.metered import CLOUD_CALLS
 from stacks.cloud.models import SimServer
+from stacks.cloud.simulated import SimulatedCloud
 from stacks.models import Resource, Stack
 from stacks.services import lifecycle
 from tests.integration.convergence.conftest import wait_for
@@ -109,3 +111,32 @@ def test_handing_out_200_servers_costs_one_create_each_and_one_list_per_batch(wo
         assert wait_for(lambda: finished(stack.pk)) == "CREATE_COMPLETE"
     # No round is left to run in the next test's worker.
     wait_for(lambda: not PollRound.objects.filter(project_id=project.pk).exists(), timeout=30)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cloud_that_takes_parallel_calls_gets_a_batchs_creates_side_by_side(worker,
+                                                                                monkeypatch):
+    """With ``parallel_calls`` > 1 (a real cloud) a batch's handle_create calls overlap.
+
+    Every server is made once, each resource ends CREATE_COMPLETE with its own
+    server, and the threads that called the cloud leave no connection behind.
+    """
+    monkeypatch.setattr(SimulatedCloud, "parallel_calls", 4, raising=False)
+    callers = set()
+    create = SimulatedCloud.server_create
+
+    def server_create(self, **kwargs):
+        callers.add(threading.get_ident())
+        return create(self, **kwargs)
+
+    monkeypatch.setattr(SimulatedCloud, "server_create", server_create)
+    project = Project.objects.create(name="side-by-side")
+    stack = lifecycle.stack_create(project=project, user=None, name="many", template=servers(20))
+    assert wait_for(lambda: finished(stack.pk)) == "CREATE_COMPLETE"
+    rows = Resource.objects.filter(stack=stack)
+    assert sorted(rows.values_list("state", flat=True)) == ["CREATE_COMPLETE"] * 20
+    ids = set(rows.values_list("physical_resource_id", flat=True))
+    assert ids == set(SimServer.objects.filter(project_id=project.pk).values_list("id",
+                                                                                flat=True))
+    assert len(ids) == 20
+    assert len(callers) > 1  # not all from the worker's own thread
