@@ -13,12 +13,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.db import connections
-from django.db.models import F
 from django_fsm import TransitionNotAllowed
 
 from convergence import waiting
 from convergence.engines import engine_alive, engine_id
 from convergence.recovery import lock_break, resume_waiting
+from convergence.rows import INCREMENT, row_update
 from heatweb.exceptions import HeatError
 from stacks.models import Resource
 from stacks.models import states as st
@@ -63,10 +63,10 @@ def _lock_and_begin(ctx, res, *, action, plugin):
         plugin.creation_key_reused = CREATION_KEY in plugin.data
         plugin.data.setdefault(CREATION_KEY, uuid.uuid4().hex)
         fields["plugin_data"] = plugin.data
-    updated = Resource.objects.filter(
-        pk=res.pk, engine_id__isnull=True, atomic_key=res.atomic_key,
-    ).update(engine_id=me, atomic_key=res.atomic_key + 1, state=res.state,
-             status_reason="state changed", action_cookie=running, **fields)
+    updated = row_update(
+        Resource, {"id": res.pk, "engine_id": None, "atomic_key": res.atomic_key},
+        {"engine_id": me, "atomic_key": res.atomic_key + 1, "state": res.state,
+         "status_reason": "state changed", "action_cookie": running, **fields})
     if updated:
         res.engine_id, res.atomic_key, res.action_cookie = me, res.atomic_key + 1, running
     return bool(updated)
@@ -95,11 +95,11 @@ def _locked_elsewhere(res):
 
 def _save_and_unlock(res, **extra):
     fields = dict(state=res.state, status_reason=res.status_reason, engine_id=None,
-                  atomic_key=F("atomic_key") + 1, action_cookie=None,
+                  atomic_key=INCREMENT, action_cookie=None,
                   physical_resource_id=res.physical_resource_id, plugin_data=res.plugin_data,
                   properties_data=res.properties_data, attributes_data=res.attributes_data,
                   requires=res.requires, template_id=res.template_id, **extra)
-    if not Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(**fields):
+    if not row_update(Resource, {"id": res.pk, "engine_id": res.engine_id}, fields):
         _save_after_lock_broken(res, fields)
     res.engine_id = None
 
@@ -118,8 +118,8 @@ def _save_after_lock_broken(res, fields):
     if fresh is None:
         return
     if fresh["engine_id"] is None and fresh["physical_resource_id"] in ("", physical_id):
-        if Resource.objects.filter(pk=res.pk, engine_id__isnull=True,
-                                   atomic_key=fresh["atomic_key"]).update(**fields):
+        if row_update(Resource, {"id": res.pk, "engine_id": None,
+                                 "atomic_key": fresh["atomic_key"]}, fields):
             log.warning("resource %s: lock broken before saving; saved under a new claim",
                         res.pk)
             return
@@ -220,18 +220,13 @@ def first_checks_run(ctx):
     seen = waiting.observe(ctx.plugin_context.cloud, [
         (cookie["await"]["kind"], cookie["await"]["id"]) for _, cookie in checks])
     results = []
-    ctx.wait_writes = []
-    try:
-        for started, cookie in checks:
-            target = cookie["await"]
-            status, listed = seen.get((target["kind"], target["id"]), (None, None))
-            results.append((started, action_check(
-                ctx, started.res, action=started.action, plugin=started.plugin,
-                cookie=waiting.with_observed(cookie, status, listed),
-                props=started.props, pending=started.pending, entity=started.entity)))
-    finally:
-        writes, ctx.wait_writes = ctx.wait_writes, None
-        _waits_save(ctx, writes)
+    for started, cookie in checks:
+        target = cookie["await"]
+        status, listed = seen.get((target["kind"], target["id"]), (None, None))
+        results.append((started, action_check(
+            ctx, started.res, action=started.action, plugin=started.plugin,
+            cookie=waiting.with_observed(cookie, status, listed),
+            props=started.props, pending=started.pending, entity=started.entity)))
     return results
 
 
@@ -256,41 +251,12 @@ def _wait(ctx, res, *, action, plugin, cookie, props, pending, entity):
     reason = plugin.waiting_reason(cookie)
     fields = {"action_cookie": res.action_cookie, "physical_resource_id": plugin.physical_id or "",
               "plugin_data": plugin.data, **({"status_reason": reason} if reason else {})}
-    if ctx.wait_writes is not None:
-        ctx.wait_writes.append((res, cookie, fields))  # saved with the batch's others
-        return
-    _wait_save(ctx, res, cookie=cookie, fields=fields)
-
-
-def _wait_save(ctx, res, *, cookie, fields):
-    if not Resource.objects.filter(pk=res.pk, engine_id=res.engine_id).update(**fields):
+    if not row_update(Resource, {"id": res.pk, "engine_id": res.engine_id}, fields):
         # The lock was broken: keep the physical id for the node's rerun.
         res.physical_resource_id = fields["physical_resource_id"]
         _save_after_lock_broken(res, {"physical_resource_id": res.physical_resource_id})
         return
     waiting.wait_add(ctx, res, cookie=cookie)
-
-
-def _waits_save(ctx, writes):
-    """Save many waits with one statement per set of fields, each row still held by us.
-
-    When fewer rows matched than were written (a lock broken meanwhile), each
-    is saved again on its own, which sorts out which.
-    """
-    groups = {}
-    for write in writes:
-        groups.setdefault(tuple(sorted(write[2])), []).append(write)
-    for names, group in groups.items():
-        for res, _, fields in group:
-            for name, value in fields.items():
-                setattr(res, name, value)
-        held = Resource.objects.filter(engine_id=engine_id())
-        if held.bulk_update([res for res, _, _ in group], names) == len(group):
-            for res, cookie, _ in group:
-                waiting.wait_add(ctx, res, cookie=cookie)
-            continue
-        for res, cookie, fields in group:
-            _wait_save(ctx, res, cookie=cookie, fields=fields)
 
 
 def action_finish(ctx, res, *, plugin, props, pending):

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 def _context(stack, traversal_id):
     definition = None
     if stack.action in CONVERGE_ACTIONS:
-        definition = definition_cache.get(stack.raw_template, stack)
+        definition = definition_cache.get(stack)
     return NodeContext(
         stack=stack, traversal_id=traversal_id, definition=definition, events=EventRecorder(),
         plugin_context=plugin_context(stack))
@@ -42,7 +42,7 @@ def _flush(ctx):
 
 
 def _current_stack(stack_id, traversal_id):
-    stack = Stack.objects.select_related("raw_template").filter(pk=stack_id).first()
+    stack = Stack.objects.filter(pk=stack_id).first()
     if stack is None or stack.current_traversal != traversal_id or \
             stack.status != st.IN_PROGRESS:
         return None
@@ -265,7 +265,7 @@ def node_poll(stack_id, traversal_id, *, resource_id):
     res = Resource.objects.filter(pk=resource_id).first()
     if res is None or "cookie" not in (res.action_cookie or {}):
         return  # already finished (a duplicate delivery), or not waiting
-    stack = Stack.objects.select_related("raw_template").get(pk=res.stack_id)
+    stack = Stack.objects.get(pk=res.stack_id)
     ctx = _context_any(stack, traversal_id)
     if not _take_over(res):
         return

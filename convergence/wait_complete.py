@@ -19,7 +19,7 @@ from stacks.plugins import plugin_class, plugin_for
 
 def waits_complete(stack_id, traversal_id, *, items):
     """Check ``items`` (``[[resource_id, observed_status, listed_object], ...]``) of a traversal."""
-    stack = Stack.objects.select_related("raw_template").filter(pk=stack_id).first()
+    stack = Stack.objects.filter(pk=stack_id).first()
     if stack is None:
         return
     rows = Resource.objects.in_bulk([item[0] for item in items])

@@ -153,10 +153,12 @@ class _DefinitionCache:
         self.size = size
         self.items = OrderedDict()
 
-    def get(self, raw_template, stack):
-        key = (raw_template.pk, str(stack.pk))
+    def get(self, stack):
+        """The stack's definition; its raw template is read only when it is not cached."""
+        key = (stack.raw_template_id, str(stack.pk))
         hit = self.items.get(key)
         if hit is None:
+            raw_template = stack.raw_template
             hit = build_definition(
                 raw_template.template, environment=raw_template.environment,
                 files=raw_template.files, stack_name=stack.name, stack_id=str(stack.pk),

@@ -28,8 +28,6 @@ class NodeContext:
     # is one list call for the whole batch (check_resource.first_checks_run), not
     # one call each. None: each action looks at once (a single poll).
     first_checks: list | None = None
-    # While those are checked: their waits, saved together (check_resource._waits_save).
-    wait_writes: list | None = None
     # Actions whose cloud calls run side by side at the end of the batch
     # (check_resource.handles_run), when the cloud allows ``parallel_calls`` > 1.
     handles: list | None = None
@@ -48,7 +46,7 @@ def plugin_context(stack):
 
 def stack_context(stack, *, traversal_id=None, events=None, with_definition=True):
     """A context for making plugins of ``stack`` outside a traversal (signals, reads)."""
-    definition = definition_cache.get(stack.raw_template, stack) if with_definition else None
+    definition = definition_cache.get(stack) if with_definition else None
     return NodeContext(stack=stack, traversal_id=traversal_id, definition=definition,
                        events=events, plugin_context=plugin_context(stack))
 

@@ -100,7 +100,7 @@ def dependency_names(stack, rows):
     if any(not r.requires for r in rows):
         try:
             planned = {n: d.depends_on for n, d in
-                       definition_cache.get(stack.raw_template, stack).resources.items()}
+                       definition_cache.get(stack).resources.items()}
         except HeatError:
             planned = {}
     names = set(by_pk.values())

@@ -69,7 +69,7 @@ def stack_detail(stack, links, *, outputs):
 def stack_parameters(stack):
     """Parameter values as Heat shows them: strings, hidden ones masked."""
     try:
-        definition = definition_cache.get(stack.raw_template, stack)
+        definition = definition_cache.get(stack)
     except HeatError:
         return {}
     params = {"OS::stack_name": stack.name, "OS::stack_id": str(stack.pk),

@@ -118,7 +118,7 @@ class StackUpdateForm(StackParametersForm):
         self.stack = stack
         self.environment = environment
         raw = stack.raw_template
-        current = definition_cache.get(raw, stack).params
+        current = definition_cache.get(stack).params
         values = {n: current[n] for n in current.schemas}
         if environment:  # an environment to merge: its parameters are the new values
             values.update(normalize_environment(environment).get("parameters") or {})

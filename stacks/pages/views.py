@@ -93,7 +93,7 @@ def project_switch(request):
 def _overview(stack):
     context = {}
     try:
-        params = definition_cache.get(stack.raw_template, stack).params
+        params = definition_cache.get(stack).params
         shown = params.shown()
         context["parameters"] = [(n, shown[n]) for n in params.schemas]
         context["outputs"] = selectors.stack_outputs(stack)

@@ -24,7 +24,7 @@ def immutable_changes(old_params, new_definition):
 
 def check_immutable_parameters(stack, new_definition):
     """Raise ImmutableParameterModified naming every offending parameter of this stack or its children."""
-    old = definition_cache.get(stack.raw_template, stack)
+    old = definition_cache.get(stack)
     changed = immutable_changes(old.params, new_definition)
     if changed:
         raise ImmutableParameterModified(*changed)
