@@ -21,15 +21,23 @@ from django.conf import settings
 STOP_GRACE_SECONDS = float(os.environ.get("HEATWEB_STOP_GRACE", 30))
 
 
+WEB_WORKERS = 2
+WEB_THREADS = 4
+
+
+def gunicorn_command(*, bind, web_workers):
+    """The web server's command line, as ``serve`` runs it (``bench_api`` runs the same)."""
+    bin_dir = os.path.dirname(sys.executable)
+    return [os.path.join(bin_dir, "gunicorn"), "heatweb.wsgi", "--bind", bind,
+            "--workers", str(web_workers), "--threads", str(WEB_THREADS),
+            "--access-logfile", "-", "--graceful-timeout", "5", "--timeout", "120"]
+
+
 def _commands(*, bind, web_workers, concurrency, web, worker, log_level="info"):
-    python = sys.executable
-    bin_dir = os.path.dirname(python)
+    bin_dir = os.path.dirname(sys.executable)
     commands = {}
     if web:
-        commands["web"] = [os.path.join(bin_dir, "gunicorn"), "heatweb.wsgi", "--bind", bind,
-                           "--workers", str(web_workers), "--threads", "4",
-                           "--access-logfile", "-", "--graceful-timeout", "5",
-                           "--timeout", "120"]
+        commands["web"] = gunicorn_command(bind=bind, web_workers=web_workers)
     if worker:
         commands["worker"] = [os.path.join(bin_dir, "celery"), "-A", "heatweb", "worker",
                               "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-l", log_level,
@@ -86,7 +94,7 @@ def _say(message):
         print(f"heatweb: {message}", file=sys.stderr, flush=True)
 
 
-def serve(*, bind, web_workers=2, concurrency=2, web=True, worker=True, log_level="info"):
+def serve(*, bind, web_workers=WEB_WORKERS, concurrency=2, web=True, worker=True, log_level="info"):
     """Start the children, forward their output, stop all when one stops or on a signal.
 
     Returns the exit status: 0 after a signal, 1 when a child stopped by itself.

@@ -7,13 +7,18 @@ runs ``--readers`` concurrent readers for ``--seconds``: the stack list
 resources, its events and the stacks page. Prints p50/p99 per endpoint,
 requests per second, and the SQL statements each endpoint runs (counted
 in this process through Django's test client, same views and middleware).
+
+The readers run on the same machine as the server, so the CPU time of
+the run is printed too, split into gunicorn (all its processes), the
+readers (this process) and everything else (the database server in the
+distributed mode, and whatever else the machine runs): on a shared
+machine the latencies are only readable next to it.
 """
 import os
 import random
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -28,6 +33,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from heatweb.launcher import WEB_THREADS, WEB_WORKERS, gunicorn_command
 from heatweb.models import Membership, Project, Role
 from heatweb.tokens import token_issue
 from stacks.models import Event, RawTemplate, Resource, Stack
@@ -76,6 +82,11 @@ def load(project, count, *, out):
                                 resource_status=status, resource_status_reason="done"))
         Resource.objects.bulk_create(resources, batch_size=1000)
         Event.objects.bulk_create(events, batch_size=1000)
+    if connection.vendor == "postgresql":
+        # What autovacuum does a minute after a bulk load: without statistics
+        # the planner takes the table for empty and sorts all 10,000 stacks.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
     out(f"loaded {count - have} stacks in {time.perf_counter() - began:.1f} s")
 
 
@@ -85,8 +96,31 @@ def _free_port():
         return sock.getsockname()[1]
 
 
+def _cpu_seconds(pid):
+    """User + system CPU seconds of a live process and its children (gunicorn's workers)."""
+    pids = [pid]
+    try:
+        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        pass
+    total = 0
+    for one in pids:
+        try:
+            fields = Path(f"/proc/{one}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _machine_cpu_seconds():
+    """CPU seconds all CPUs of the machine spent busy (not idle or waiting) since boot."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(values[:8]) - values[3] - values[4]) / os.sysconf("SC_CLK_TCK")
+
+
 class Gunicorn:
-    """The real web service on a free port: 2 workers with 4 threads, as ``./run`` serves."""
+    """The real web service on a free port, started as ``manage.py serve`` starts it."""
 
     def __init__(self):
         self.port = _free_port()
@@ -98,10 +132,9 @@ class Gunicorn:
     def __enter__(self):
         env = {**os.environ, "HEATWEB_DATA_DIR": str(settings.DATA_DIR),
                "HEATWEB_LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "heatweb.settings"}
-        gunicorn = Path(sys.executable).parent / "gunicorn"
+        command = gunicorn_command(bind=f"127.0.0.1:{self.port}", web_workers=WEB_WORKERS)
         self.process = subprocess.Popen(
-            [str(gunicorn), "heatweb.wsgi", "--bind", f"127.0.0.1:{self.port}", "--workers", "2",
-             "--threads", "4", "--log-level", "warning"], cwd=settings.BASE_DIR, env=env,
+            command, cwd=settings.BASE_DIR, env=env,
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -141,9 +174,13 @@ class Command(BaseCommand):
         endpoints = self.endpoints(project)
         sql = self.count_sql(endpoints, sample, token, user)
         with Gunicorn() as web:
+            before = (_cpu_seconds(web.process.pid), time.process_time(), _machine_cpu_seconds())
             results, elapsed = self.readers(web.url, endpoints, sample, token, password,
                                             readers=opts["readers"], seconds=opts["seconds"])
+            after = (_cpu_seconds(web.process.pid), time.process_time(), _machine_cpu_seconds())
+        cpu = dict(zip(("gunicorn", "readers", "machine"), (b - a for a, b in zip(before, after))))
         self.print_table(results, elapsed, sql, opts, project)
+        self.print_cpu(cpu, elapsed, sum(len(v) for v in results.values()))
 
     @staticmethod
     def endpoints(project):
@@ -218,8 +255,9 @@ class Command(BaseCommand):
         stacks = Stack.objects.filter(project=project, deleted_at__isnull=True).count()
         total = sum(len(v) for v in results.values())
         self.stdout.write(
-            f"run mode: database={db}; gunicorn 2 workers x 4 threads; {stacks} stacks in the "
-            f"project; {opts['readers']} readers for {elapsed:.0f} s; {os.cpu_count()} CPUs")
+            f"run mode: database={db}; gunicorn {WEB_WORKERS} workers x {WEB_THREADS} threads; "
+            f"{stacks} stacks in the project; {opts['readers']} readers for {elapsed:.0f} s; "
+            f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f} at the end")
         header = (f"{'endpoint':<13}{'requests':>9}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}"
                   f"{'max ms':>8}{'SQL/request':>13}")
         self.stdout.write(header)
@@ -235,6 +273,17 @@ class Command(BaseCommand):
             self.stdout.write(f"{label:<13}{len(times):>9}{len(times) / elapsed:>8.1f}"
                               f"{p50:>8.1f}{p99:>8.1f}{times[-1] * 1000:>8.1f}{shown:>13}")
         self.stdout.write(f"{'all':<13}{total:>9}{total / elapsed:>8.1f}")
+
+    def print_cpu(self, cpu, elapsed, requests):
+        """Where the machine's CPU went during the readers' run, per request."""
+        others = max(0.0, cpu["machine"] - cpu["gunicorn"] - cpu["readers"])
+        capacity = elapsed * os.cpu_count()
+        parts = [("gunicorn", cpu["gunicorn"]), ("readers", cpu["readers"]),
+                 ("everything else", others)]
+        self.stdout.write(
+            f"CPU of the run: {cpu['machine']:.1f} s busy of {capacity:.1f} s; "
+            + "; ".join(f"{name} {seconds:.1f} s ({seconds / max(requests, 1) * 1000:.2f} "
+                        f"ms/request)" for name, seconds in parts))
 
 
 def _login(session, url, username, password):
