@@ -21,8 +21,14 @@ from django.conf import settings
 STOP_GRACE_SECONDS = float(os.environ.get("HEATWEB_STOP_GRACE", 30))
 
 
-WEB_WORKERS = 2
-WEB_THREADS = 4
+# The web server's default on the 2-core machine kind: one gunicorn worker
+# per core (a worker runs Python on one core at a time), 4 threads each so a
+# worker keeps its core busy while a request waits on PostgreSQL or the
+# socket. More workers did not help (bench_api): clients keep their
+# connections alive and stay on the worker that accepted them, and with 4
+# workers one was left without any connection while another did half the work.
+WEB_WORKERS = int(os.environ.get("HEATWEB_WEB_WORKERS", 2))
+WEB_THREADS = int(os.environ.get("HEATWEB_WEB_THREADS", 4))
 
 
 def gunicorn_command(*, bind, web_workers):

@@ -17,7 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("--bind", default=os.environ.get("HEATWEB_BIND"),
                             help="gunicorn bind address, e.g. 0.0.0.0:8004")
         parser.add_argument("--workers", "--web-workers", dest="web_workers", type=int,
-                            default=int(os.environ.get("HEATWEB_WEB_WORKERS", WEB_WORKERS)),
+                            default=WEB_WORKERS,
                             help=f"gunicorn worker processes ({WEB_THREADS} threads each)")
         parser.add_argument("--concurrency", type=int,
                             default=int(os.environ.get("HEATWEB_CONCURRENCY", 2)),
