@@ -140,7 +140,9 @@ def stack_summary_row(stack):
 def stack_resources(stack, *, nested_depth=0):
     """Current resources (nested ones down to ``nested_depth``), with their stack."""
     rows = list(Resource.objects.filter(stack=stack, replaced_by__isnull=True)
-                .exclude(state="DELETE_COMPLETE").select_related("stack").order_by("id"))
+                .exclude(state="DELETE_COMPLETE").order_by("id"))
+    for row in rows:
+        row.stack = stack  # the one already loaded, rather than a copy joined per row
     if nested_depth > 0:
         children = Stack.objects.filter(parent=stack, deleted_at__isnull=True)
         for child in children:
@@ -198,7 +200,7 @@ def stack_resource(stack, name):
 
 
 def stack_events(stack, *, params, resource_name=None):
-    qs = Event.objects.filter(stack=stack).select_related("stack")
+    qs = Event.objects.filter(stack=stack)
     if resource_name is not None:
         qs = qs.filter(resource_name=resource_name)
     for key, field in (("resource_action", "resource_action"),
