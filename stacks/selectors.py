@@ -54,7 +54,7 @@ def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
     qs = Stack.objects.select_related("raw_template", "locked_by", "user").filter(project=project)
     if stack_id is not None:
         sid = as_uuid(stack_id)
-        stack = qs.filter(pk=sid).first() if sid else None
+        stack = _by_pk(qs, sid) if sid else None
         if stack is None or stack.name != name_or_id and str(stack.pk) != name_or_id:
             raise EntityNotFound(entity="Stack", name=name_or_id)
         return stack
@@ -62,11 +62,19 @@ def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
     # DELETE_COMPLETE), a name only a live one.
     live = qs if show_deleted else qs.filter(deleted_at__isnull=True)
     sid = as_uuid(name_or_id)
-    stack = (qs.filter(pk=sid).first() if sid else None) or \
+    stack = (_by_pk(qs, sid) if sid else None) or \
         live.filter(name=name_or_id).order_by("-created_at").first()
     if stack is None:
         raise EntityNotFound(entity="Stack", name=name_or_id)
     return stack
+
+
+def _by_pk(qs, pk):
+    """The row with this primary key, or None (get(), not first(): no ORDER BY to build)."""
+    try:
+        return qs.get(pk=pk)
+    except qs.model.DoesNotExist:
+        return None
 
 
 def stack_list(project, *, params):
