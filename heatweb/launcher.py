@@ -22,13 +22,17 @@ STOP_GRACE_SECONDS = float(os.environ.get("HEATWEB_STOP_GRACE", 30))
 
 
 # The web server's default on the 2-core machine kind: one gunicorn worker
-# per core (a worker runs Python on one core at a time), 4 threads each so a
-# worker keeps its core busy while a request waits on PostgreSQL or the
-# socket. More workers did not help (bench_api): clients keep their
-# connections alive and stay on the worker that accepted them, and with 4
-# workers one was left without any connection while another did half the work.
+# per core (a worker runs Python on one core at a time), 10 threads each.
+# A gthread worker serves as many requests at once as it has threads and
+# queues the rest behind them, so with 4 threads a show waited for the pages
+# queued before it; with 10 the requests a worker holds share its core and a
+# short one finishes early (bench_api, 20 readers, interleaved runs: stack list
+# p50 59 ms with 10 threads against 81-99 ms with 4, 16 no better than 10).
+# More workers did not help: clients keep their connections alive and stay
+# on the worker that accepted them (with 4 workers one got none). Each thread
+# keeps a database connection: 20 for the web server.
 WEB_WORKERS = int(os.environ.get("HEATWEB_WEB_WORKERS", 2))
-WEB_THREADS = int(os.environ.get("HEATWEB_WEB_THREADS", 4))
+WEB_THREADS = int(os.environ.get("HEATWEB_WEB_THREADS", 10))
 
 
 def gunicorn_command(*, bind, web_workers):
