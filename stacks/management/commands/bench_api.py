@@ -10,8 +10,8 @@ in this process through Django's test client, same views and middleware).
 
 The readers run on the same machine as the server, so the CPU time of
 the run is printed too, split into gunicorn (all its processes), the
-readers (this process) and everything else (the database server in the
-distributed mode, and whatever else the machine runs): on a shared
+readers (this process), PostgreSQL's backends for this database (in the
+distributed mode) and everything else the machine runs: on a shared
 machine the latencies are only readable next to it.
 """
 import http.client
@@ -98,11 +98,12 @@ def _free_port():
         return sock.getsockname()[1]
 
 
-def _cpu_seconds(pid):
+def _cpu_seconds(pid, *, children=True):
     """User + system CPU seconds of a live process and its children (gunicorn's workers)."""
     pids = [pid]
     try:
-        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        if children:
+            pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         pass
     total = 0
@@ -113,6 +114,26 @@ def _cpu_seconds(pid):
             continue
         total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
     return total / os.sysconf("SC_CLK_TCK")
+
+
+def _database_cpu_seconds():
+    """CPU seconds of this database's PostgreSQL backends on this machine (0 for SQLite).
+
+    A backend's process title names its database ("postgres: USER DB HOST ...").
+    """
+    if connection.vendor != "postgresql":
+        return 0.0
+    name = f" {settings.DATABASES['default']['NAME']} "
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if title.startswith("postgres: ") and name in title:
+                total += _cpu_seconds(int(entry.name), children=False)
+    return total
 
 
 def _machine_cpu_seconds():
@@ -176,13 +197,18 @@ class Command(BaseCommand):
         endpoints = self.endpoints(project)
         sql = self.count_sql(endpoints, sample, token, user)
         with Gunicorn() as web:
-            before = (_cpu_seconds(web.process.pid), time.process_time(), _machine_cpu_seconds())
+            before = self.cpu(web)
             results, elapsed = self.readers(web.url, endpoints, sample, token, password,
                                             readers=opts["readers"], seconds=opts["seconds"])
-            after = (_cpu_seconds(web.process.pid), time.process_time(), _machine_cpu_seconds())
-        cpu = dict(zip(("gunicorn", "readers", "machine"), (b - a for a, b in zip(before, after))))
+            after = self.cpu(web)
+        cpu = {key: after[key] - before[key] for key in after}
         self.print_table(results, elapsed, sql, opts, project)
         self.print_cpu(cpu, elapsed, sum(len(v) for v in results.values()))
+
+    @staticmethod
+    def cpu(web):
+        return {"gunicorn": _cpu_seconds(web.process.pid), "readers": time.process_time(),
+                "database": _database_cpu_seconds(), "machine": _machine_cpu_seconds()}
 
     @staticmethod
     def endpoints(project):
@@ -288,10 +314,12 @@ class Command(BaseCommand):
 
     def print_cpu(self, cpu, elapsed, requests):
         """Where the machine's CPU went during the readers' run, per request."""
-        others = max(0.0, cpu["machine"] - cpu["gunicorn"] - cpu["readers"])
+        others = max(0.0, cpu["machine"] - cpu["gunicorn"] - cpu["readers"] - cpu["database"])
         capacity = elapsed * os.cpu_count()
-        parts = [("gunicorn", cpu["gunicorn"]), ("readers", cpu["readers"]),
-                 ("everything else", others)]
+        parts = [("gunicorn", cpu["gunicorn"]), ("readers", cpu["readers"])]
+        if connection.vendor == "postgresql":
+            parts.append(("PostgreSQL", cpu["database"]))
+        parts.append(("everything else", others))
         self.stdout.write(
             f"CPU of the run: {cpu['machine']:.1f} s busy of {capacity:.1f} s; "
             + "; ".join(f"{name} {seconds:.1f} s ({seconds / max(requests, 1) * 1000:.2f} "
