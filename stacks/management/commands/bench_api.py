@@ -196,6 +196,7 @@ class Command(BaseCommand):
                       .order_by("?").values_list("name", "pk")[:200])
         endpoints = self.endpoints(project)
         sql = self.count_sql(endpoints, sample, token, user)
+        opts["load"] = os.getloadavg()[0]  # before the run: its own 20 readers raise it
         with Gunicorn() as web:
             before = self.cpu(web)
             results, elapsed = self.readers(web.url, endpoints, sample, token, password,
@@ -295,7 +296,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"run mode: database={db}; gunicorn {WEB_WORKERS} workers x {WEB_THREADS} threads; "
             f"{stacks} stacks in the project; {opts['readers']} readers for {elapsed:.0f} s; "
-            f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f} at the end")
+            f"{os.cpu_count()} CPUs; load average {opts['load']:.2f} before the run")
         header = (f"{'endpoint':<13}{'requests':>9}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}"
                   f"{'max ms':>8}{'SQL/request':>13}")
         self.stdout.write(header)
