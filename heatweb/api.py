@@ -8,8 +8,8 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.views import APIView
 
 from heatweb.exceptions import BadRequest
-from heatweb.models import Project, Role
-from heatweb.tokens import project_role, require_role
+from heatweb.models import Role
+from heatweb.tokens import project_access, require_role
 
 _TRUE = ("true", "1", "yes", "on")
 
@@ -27,10 +27,9 @@ class TenantAPIView(APIView):
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
         tenant_id = kwargs.get("tenant_id", "")
-        self.role = project_role(request.user, tenant_id)
+        self.role, self.project = project_access(request.user, tenant_id)
         needed = self.read_role if request.method in SAFE_METHODS else self.write_role
         require_role(self.role, needed)
-        self.project = Project.objects.get(pk=tenant_id)
 
     def body(self):
         data = self.request.data

@@ -21,15 +21,33 @@ from django.conf import settings
 STOP_GRACE_SECONDS = float(os.environ.get("HEATWEB_STOP_GRACE", 30))
 
 
+# The web server's default on the 2-core machine kind: one gunicorn worker
+# per core (a worker runs Python on one core at a time), 10 threads each.
+# A gthread worker serves as many requests at once as it has threads and
+# queues the rest behind them, so with 4 threads a show waited for the pages
+# queued before it; with 10 the requests a worker holds share its core and a
+# short one finishes early (bench_api, 20 readers, interleaved runs: stack list
+# p50 59 ms with 10 threads against 81-99 ms with 4, 16 no better than 10).
+# More workers did not help: clients keep their connections alive and stay
+# on the worker that accepted them (with 4 workers one got none). Each thread
+# keeps a database connection: 20 for the web server.
+WEB_WORKERS = int(os.environ.get("HEATWEB_WEB_WORKERS", 2))
+WEB_THREADS = int(os.environ.get("HEATWEB_WEB_THREADS", 10))
+
+
+def gunicorn_command(*, bind, web_workers):
+    """The web server's command line, as ``serve`` runs it (``bench_api`` runs the same)."""
+    bin_dir = os.path.dirname(sys.executable)
+    return [os.path.join(bin_dir, "gunicorn"), "heatweb.wsgi", "--bind", bind,
+            "--workers", str(web_workers), "--threads", str(WEB_THREADS),
+            "--access-logfile", "-", "--graceful-timeout", "5", "--timeout", "120"]
+
+
 def _commands(*, bind, web_workers, concurrency, web, worker, log_level="info"):
-    python = sys.executable
-    bin_dir = os.path.dirname(python)
+    bin_dir = os.path.dirname(sys.executable)
     commands = {}
     if web:
-        commands["web"] = [os.path.join(bin_dir, "gunicorn"), "heatweb.wsgi", "--bind", bind,
-                           "--workers", str(web_workers), "--threads", "4",
-                           "--access-logfile", "-", "--graceful-timeout", "5",
-                           "--timeout", "120"]
+        commands["web"] = gunicorn_command(bind=bind, web_workers=web_workers)
     if worker:
         commands["worker"] = [os.path.join(bin_dir, "celery"), "-A", "heatweb", "worker",
                               "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-l", log_level,
@@ -86,7 +104,7 @@ def _say(message):
         print(f"heatweb: {message}", file=sys.stderr, flush=True)
 
 
-def serve(*, bind, web_workers=2, concurrency=2, web=True, worker=True, log_level="info"):
+def serve(*, bind, web_workers=WEB_WORKERS, concurrency=2, web=True, worker=True, log_level="info"):
     """Start the children, forward their output, stop all when one stops or on a signal.
 
     Returns the exit status: 0 after a signal, 1 when a child stopped by itself.

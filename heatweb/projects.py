@@ -1,7 +1,7 @@
 """The project a signed-in user is looking at, kept in the session, and their role in it."""
 from heatweb.exceptions import Forbidden
 from heatweb.models import Role
-from heatweb.tokens import project_role, projects_for_user, require_role
+from heatweb.tokens import project_choices, projects_for_user, require_role
 
 SESSION_KEY = "heatweb_project_id"
 
@@ -12,14 +12,19 @@ class NoProject(Forbidden):
 
 
 def current_project(request):
-    """``(project, role, projects)``: the session's project, else the user's first one."""
-    projects = list(projects_for_user(request.user))
-    if not projects:
+    """``(project, role, projects)``: the session's project, else the user's first one.
+
+    The session is written only when its project changes: a page view that
+    only reads must not turn into a session write.
+    """
+    choices = project_choices(request.user)
+    if not choices:
         raise NoProject()
     wanted = request.session.get(SESSION_KEY)
-    project = next((p for p in projects if p.pk == wanted), projects[0])
-    request.session[SESSION_KEY] = project.pk
-    return project, Role(project_role(request.user, project.pk)), projects
+    project, role = next(((p, r) for p, r in choices if p.pk == wanted), choices[0])
+    if wanted != project.pk:
+        request.session[SESSION_KEY] = project.pk
+    return project, role, [p for p, _ in choices]
 
 
 def project_select(request, project_id):

@@ -6,6 +6,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from heatweb.exceptions import Forbidden, NotAuthenticated
@@ -45,8 +46,11 @@ def _new_raw_token():
 
 def token_user(raw):
     """The active user a raw token belongs to, or NotAuthenticated."""
-    token = (ApiToken.objects.select_related("user")
-             .filter(key_hash=_hash(raw or ""), revoked_at__isnull=True).first())
+    try:  # get(), not first(): the hash is unique, and first() pays for an ORDER BY
+        token = ApiToken.objects.select_related("user").get(key_hash=_hash(raw or ""),
+                                                            revoked_at__isnull=True)
+    except ApiToken.DoesNotExist:
+        token = None
     if token is None or (token.expires_at and token.expires_at <= timezone.now()):
         raise NotAuthenticated("The token is invalid, expired or revoked.")
     if not token.user.is_active:
@@ -71,22 +75,44 @@ def is_cloud_admin(user):
     return user.is_superuser or Membership.objects.filter(user=user, role=Role.ADMIN).exists()
 
 
-def project_role(user, project_id):
-    """The user's role in the project (cloud admins are admin everywhere).
+def project_access(user, project_id):
+    """``(role, project)``: the user's role in the project, and the project.
 
-    Raises Forbidden, without saying whether the project exists, otherwise.
-    A Keystone token's role is its own (``heatweb.keystone``).
+    Cloud admins are admin everywhere. Raises Forbidden, without saying
+    whether the project exists, otherwise. One query for a member (their
+    membership there and any admin membership, with the project); a cloud
+    admin outside their own projects takes a second one. A Keystone token's
+    role is its own (``heatweb.keystone``).
     """
     identity = _keystone_identity(user)
     if identity is not None:
-        return identity_project_role(identity, project_id)
-    membership = (Membership.objects.filter(user=user, project_id=project_id)
-                  .values_list("role", flat=True).first())
-    if is_cloud_admin(user) and Project.objects.filter(pk=project_id).exists():
-        return Role.ADMIN
-    if membership is None:
+        role = identity_project_role(identity, project_id)
+        return role, Project.objects.get(pk=project_id)
+    rows = list(Membership.objects.select_related("project")
+                .filter(Q(project_id=project_id) | Q(role=Role.ADMIN), user=user))
+    here = next((m for m in rows if m.project_id == project_id), None)
+    if user.is_superuser or any(m.role == Role.ADMIN for m in rows):
+        project = here.project if here else Project.objects.filter(pk=project_id).first()
+        if project is None:
+            raise Forbidden()
+        return Role.ADMIN, project
+    if here is None:
         raise Forbidden()
-    return Role(membership)
+    return Role(here.role), here.project
+
+
+def project_choices(user):
+    """``[(project, role)]`` of the projects a signed-in person may look at, by name.
+
+    A cloud admin sees every project, as admin; anyone else their
+    memberships' projects with their roles (a Keystone sign-in's roles are
+    synced into memberships). One query, two for a cloud admin.
+    """
+    memberships = list(Membership.objects.select_related("project").filter(user=user)
+                       .order_by("project__name"))
+    if user.is_superuser or any(m.role == Role.ADMIN for m in memberships):
+        return [(project, Role.ADMIN) for project in Project.objects.order_by("name")]
+    return [(m.project, Role(m.role)) for m in memberships]
 
 
 def require_role(role, needed):

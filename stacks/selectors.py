@@ -1,5 +1,8 @@
 """Reads used by the API and the pages."""
-from django.db.models import Q
+import json
+
+from django.db import NotSupportedError
+from django.db.models import F, Func, Q, TextField
 
 from heatweb.api import as_uuid, page_limit
 from heatweb.exceptions import BadRequest, EntityNotFound, HeatError
@@ -11,6 +14,39 @@ from stacks.plugins import InputLookup, node_data, plugin_for, stack_context
 STACK_SORT_KEYS = {"stack_name": "name", "stack_status": "state", "creation_time": "created_at",
                    "updated_time": "updated_at"}
 STACK_FILTERS = ("name", "status", "action", "id", "tenant", "username", "owner_id")
+# The stack fields a summary shows (Heat's stack list), besides the owner's and
+# the locker's names and the template's description.
+STACK_SUMMARY_FIELDS = ("id", "name", "state", "status_reason", "created_at", "updated_at",
+                        "deleted_at", "parent_id", "project_id", "tags", "lock_level",
+                        "lock_reason", "locked_at", "lock_expires_at", "user_id",
+                        "locked_by_id")
+
+
+class JsonMemberText(Func):
+    """One member of a JSON column, as JSON text (NULL when the key is absent).
+
+    JSON text, unlike Django's KeyTransform, decodes to the same value on
+    SQLite and PostgreSQL (KeyTransform turns the string "123" into 123 on
+    SQLite, KT turns the number 123 into "123" on PostgreSQL).
+    """
+
+    output_field = TextField()
+
+    def __init__(self, column, key, **extra):
+        super().__init__(column, **extra)
+        self.key = key
+
+    def as_sql(self, compiler, connection, **extra):
+        raise NotSupportedError(f"JsonMemberText does not support {connection.vendor}")
+
+    def as_postgresql(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"(({sql}) -> %s)::text", (*params, self.key)
+
+    def as_sqlite(self, compiler, connection, **extra):
+        # The -> operator (SQLite 3.38) answers the member's JSON text.
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"(({sql}) -> %s)", (*params, "$." + json.dumps(self.key))
 
 
 def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
@@ -18,7 +54,7 @@ def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
     qs = Stack.objects.select_related("raw_template", "locked_by", "user").filter(project=project)
     if stack_id is not None:
         sid = as_uuid(stack_id)
-        stack = qs.filter(pk=sid).first() if sid else None
+        stack = _by_pk(qs, sid) if sid else None
         if stack is None or stack.name != name_or_id and str(stack.pk) != name_or_id:
             raise EntityNotFound(entity="Stack", name=name_or_id)
         return stack
@@ -26,16 +62,30 @@ def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
     # DELETE_COMPLETE), a name only a live one.
     live = qs if show_deleted else qs.filter(deleted_at__isnull=True)
     sid = as_uuid(name_or_id)
-    stack = (qs.filter(pk=sid).first() if sid else None) or \
+    stack = (_by_pk(qs, sid) if sid else None) or \
         live.filter(name=name_or_id).order_by("-created_at").first()
     if stack is None:
         raise EntityNotFound(entity="Stack", name=name_or_id)
     return stack
 
 
+def _by_pk(qs, pk):
+    """The row with this primary key, or None (get(), not first(): no ORDER BY to build)."""
+    try:
+        return qs.get(pk=pk)
+    except qs.model.DoesNotExist:
+        return None
+
+
 def stack_list(project, *, params):
-    """Stacks of the project after Heat's filters, sort and marker/limit paging."""
-    qs = Stack.objects.select_related("raw_template", "locked_by", "user", "parent")
+    """Summary rows of the project's stacks after Heat's filters, sort and marker/limit paging.
+
+    A row is a dict of ``STACK_SUMMARY_FIELDS`` with ``owner`` and
+    ``locked_by_name`` (user names) and the template's ``description``, as
+    ``stack_summary_row`` gives it for a loaded stack: one query, no model
+    instance and no template decoded per stack.
+    """
+    qs = Stack.objects.all()
     qs = qs.filter(project=project) if project is not None else qs
     scoped = qs
     if params.get("show_deleted") not in ("true", "True", "1"):
@@ -74,13 +124,33 @@ def stack_list(project, *, params):
         op = "lt" if direction == "desc" else "gt"
         qs = qs.filter(Q(**{f"{sort_key}__{op}": anchor[sort_key]})
                        | Q(**{sort_key: anchor[sort_key], f"id__{op}": anchor["id"]}))
-    return qs[:page_limit(params.get("limit"))]
+    rows = qs.values(*STACK_SUMMARY_FIELDS, owner=F("user__username"),
+                     locked_by_name=F("locked_by__username"),
+                     description_json=JsonMemberText("raw_template__template", "description"))
+    return [_summary_row(row) for row in rows[:page_limit(params.get("limit"))]]
+
+
+def _summary_row(row):
+    text = row.pop("description_json")
+    row["description"] = "" if text is None else json.loads(text)
+    return row
+
+
+def stack_summary_row(stack):
+    """The summary row (as ``stack_list`` gives them) of a stack loaded with its template."""
+    row = {field: getattr(stack, field) for field in STACK_SUMMARY_FIELDS}
+    row["owner"] = stack.user.username if stack.user_id else None
+    row["locked_by_name"] = stack.locked_by.username if stack.locked_by_id else None
+    row["description"] = (stack.raw_template.template or {}).get("description", "")
+    return row
 
 
 def stack_resources(stack, *, nested_depth=0):
     """Current resources (nested ones down to ``nested_depth``), with their stack."""
     rows = list(Resource.objects.filter(stack=stack, replaced_by__isnull=True)
-                .exclude(state="DELETE_COMPLETE").select_related("stack").order_by("id"))
+                .exclude(state="DELETE_COMPLETE").order_by("id"))
+    for row in rows:
+        row.stack = stack  # the one already loaded, rather than a copy joined per row
     if nested_depth > 0:
         children = Stack.objects.filter(parent=stack, deleted_at__isnull=True)
         for child in children:
@@ -138,7 +208,7 @@ def stack_resource(stack, name):
 
 
 def stack_events(stack, *, params, resource_name=None):
-    qs = Event.objects.filter(stack=stack).select_related("stack")
+    qs = Event.objects.filter(stack=stack)
     if resource_name is not None:
         qs = qs.filter(resource_name=resource_name)
     for key, field in (("resource_action", "resource_action"),

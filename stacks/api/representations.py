@@ -3,6 +3,7 @@ import json
 
 from heatweb.exceptions import HeatError
 from stacks.definitions import definition_cache
+from stacks.selectors import stack_summary_row
 
 
 def heat_time(value):
@@ -16,7 +17,10 @@ class Links:
         self.base = request.build_absolute_uri(f"/v1/{project_id}")
 
     def stack(self, stack):
-        return f"{self.base}/stacks/{stack.name}/{stack.pk}"
+        return self.stack_href(stack.name, stack.pk)
+
+    def stack_href(self, name, stack_id):
+        return f"{self.base}/stacks/{name}/{stack_id}"
 
     def resource(self, res):
         return f"{self.stack(res.stack)}/resources/{res.name}"
@@ -25,36 +29,33 @@ class Links:
         return f"{self.stack(stack)}/resources/{event.resource_name}/events/{event.uuid}"
 
 
-def lock_info(stack):
-    locked = stack.state in ("LOCK_IN_PROGRESS", "LOCK_COMPLETE", "LOCK_FAILED",
-                             "UNLOCK_IN_PROGRESS", "UNLOCK_FAILED")
-    return {"locked": locked, "lock_level": stack.lock_level or None,
-            "lock_reason": stack.lock_reason or None,
-            "locked_by": stack.locked_by.username if stack.locked_by_id else None,
-            "locked_at": heat_time(stack.locked_at),
-            "lock_expires_at": heat_time(stack.lock_expires_at)}
+LOCKED_STATES = frozenset(("LOCK_IN_PROGRESS", "LOCK_COMPLETE", "LOCK_FAILED",
+                           "UNLOCK_IN_PROGRESS", "UNLOCK_FAILED"))
 
 
-def stack_summary(stack, links):
-    template = stack.raw_template.template or {}
-    body = {
-        "id": str(stack.pk), "stack_name": stack.name,
-        "links": [{"href": links.stack(stack), "rel": "self"}],
-        "description": template.get("description", ""),
-        "stack_status": stack.state, "stack_status_reason": stack.status_reason,
-        "creation_time": heat_time(stack.created_at), "updated_time": heat_time(stack.updated_at),
-        "deletion_time": heat_time(stack.deleted_at),
-        "stack_owner": stack.user.username if stack.user_id else None,
-        "parent": str(stack.parent_id) if stack.parent_id else None,
-        "stack_user_project_id": stack.project_id, "project": stack.project_id,
-        "tags": stack.tags or None,
+def stack_summary(row, links):
+    """Heat's summary of a stack, from its summary row (``selectors.stack_list``)."""
+    return {
+        "id": str(row["id"]), "stack_name": row["name"],
+        "links": [{"href": links.stack_href(row["name"], row["id"]), "rel": "self"}],
+        "description": row["description"],
+        "stack_status": row["state"], "stack_status_reason": row["status_reason"],
+        "creation_time": heat_time(row["created_at"]),
+        "updated_time": heat_time(row["updated_at"]),
+        "deletion_time": heat_time(row["deleted_at"]),
+        "stack_owner": row["owner"],
+        "parent": str(row["parent_id"]) if row["parent_id"] else None,
+        "stack_user_project_id": row["project_id"], "project": row["project_id"],
+        "tags": row["tags"] or None,
+        "locked": row["state"] in LOCKED_STATES, "lock_level": row["lock_level"] or None,
+        "lock_reason": row["lock_reason"] or None, "locked_by": row["locked_by_name"],
+        "locked_at": heat_time(row["locked_at"]),
+        "lock_expires_at": heat_time(row["lock_expires_at"]),
     }
-    body.update(lock_info(stack))
-    return body
 
 
 def stack_detail(stack, links, *, outputs):
-    body = stack_summary(stack, links)
+    body = stack_summary(stack_summary_row(stack), links)
     template = stack.raw_template.template or {}
     body.update({
         "template_description": template.get("description", ""),

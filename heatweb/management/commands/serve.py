@@ -3,7 +3,7 @@ import os
 
 from django.core.management.base import BaseCommand, CommandError
 
-from heatweb.launcher import serve
+from heatweb.launcher import WEB_THREADS, WEB_WORKERS, serve
 
 
 class Command(BaseCommand):
@@ -17,8 +17,8 @@ class Command(BaseCommand):
         parser.add_argument("--bind", default=os.environ.get("HEATWEB_BIND"),
                             help="gunicorn bind address, e.g. 0.0.0.0:8004")
         parser.add_argument("--workers", "--web-workers", dest="web_workers", type=int,
-                            default=int(os.environ.get("HEATWEB_WEB_WORKERS", 2)),
-                            help="gunicorn worker processes (4 threads each)")
+                            default=WEB_WORKERS,
+                            help=f"gunicorn worker processes ({WEB_THREADS} threads each)")
         parser.add_argument("--concurrency", type=int,
                             default=int(os.environ.get("HEATWEB_CONCURRENCY", 2)),
                             help="pool processes of the Celery worker (each one is an engine)")

@@ -7,18 +7,25 @@ runs ``--readers`` concurrent readers for ``--seconds``: the stack list
 resources, its events and the stacks page. Prints p50/p99 per endpoint,
 requests per second, and the SQL statements each endpoint runs (counted
 in this process through Django's test client, same views and middleware).
+
+The readers run on the same machine as the server, so the CPU time of
+the run is printed too, split into gunicorn (all its processes), the
+readers (this process), PostgreSQL's backends for this database (in the
+distributed mode) and everything else the machine runs: on a shared
+machine the latencies are only readable next to it.
 """
+import http.client
 import os
 import random
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import requests
 from django.conf import settings
@@ -28,6 +35,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from heatweb.launcher import WEB_THREADS, WEB_WORKERS, gunicorn_command
 from heatweb.models import Membership, Project, Role
 from heatweb.tokens import token_issue
 from stacks.models import Event, RawTemplate, Resource, Stack
@@ -76,6 +84,11 @@ def load(project, count, *, out):
                                 resource_status=status, resource_status_reason="done"))
         Resource.objects.bulk_create(resources, batch_size=1000)
         Event.objects.bulk_create(events, batch_size=1000)
+    if connection.vendor == "postgresql":
+        # What autovacuum does a minute after a bulk load: without statistics
+        # the planner takes the table for empty and sorts all 10,000 stacks.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
     out(f"loaded {count - have} stacks in {time.perf_counter() - began:.1f} s")
 
 
@@ -85,8 +98,52 @@ def _free_port():
         return sock.getsockname()[1]
 
 
+def _cpu_seconds(pid, *, children=True):
+    """User + system CPU seconds of a live process and its children (gunicorn's workers)."""
+    pids = [pid]
+    try:
+        if children:
+            pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        pass
+    total = 0
+    for one in pids:
+        try:
+            fields = Path(f"/proc/{one}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _database_cpu_seconds():
+    """CPU seconds of this database's PostgreSQL backends on this machine (0 for SQLite).
+
+    A backend's process title names its database ("postgres: USER DB HOST ...").
+    """
+    if connection.vendor != "postgresql":
+        return 0.0
+    name = f" {settings.DATABASES['default']['NAME']} "
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if title.startswith("postgres: ") and name in title:
+                total += _cpu_seconds(int(entry.name), children=False)
+    return total
+
+
+def _machine_cpu_seconds():
+    """CPU seconds all CPUs of the machine spent busy (not idle or waiting) since boot."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(values[:8]) - values[3] - values[4]) / os.sysconf("SC_CLK_TCK")
+
+
 class Gunicorn:
-    """The real web service on a free port: 2 workers with 4 threads, as ``./run`` serves."""
+    """The real web service on a free port, started as ``manage.py serve`` starts it."""
 
     def __init__(self):
         self.port = _free_port()
@@ -98,10 +155,9 @@ class Gunicorn:
     def __enter__(self):
         env = {**os.environ, "HEATWEB_DATA_DIR": str(settings.DATA_DIR),
                "HEATWEB_LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "heatweb.settings"}
-        gunicorn = Path(sys.executable).parent / "gunicorn"
+        command = gunicorn_command(bind=f"127.0.0.1:{self.port}", web_workers=WEB_WORKERS)
         self.process = subprocess.Popen(
-            [str(gunicorn), "heatweb.wsgi", "--bind", f"127.0.0.1:{self.port}", "--workers", "2",
-             "--threads", "4", "--log-level", "warning"], cwd=settings.BASE_DIR, env=env,
+            command, cwd=settings.BASE_DIR, env=env,
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -140,10 +196,20 @@ class Command(BaseCommand):
                       .order_by("?").values_list("name", "pk")[:200])
         endpoints = self.endpoints(project)
         sql = self.count_sql(endpoints, sample, token, user)
+        opts["load"] = os.getloadavg()[0]  # before the run: its own 20 readers raise it
         with Gunicorn() as web:
+            before = self.cpu(web)
             results, elapsed = self.readers(web.url, endpoints, sample, token, password,
                                             readers=opts["readers"], seconds=opts["seconds"])
+            after = self.cpu(web)
+        cpu = {key: after[key] - before[key] for key in after}
         self.print_table(results, elapsed, sql, opts, project)
+        self.print_cpu(cpu, elapsed, sum(len(v) for v in results.values()))
+
+    @staticmethod
+    def cpu(web):
+        return {"gunicorn": _cpu_seconds(web.process.pid), "readers": time.process_time(),
+                "database": _database_cpu_seconds(), "machine": _machine_cpu_seconds()}
 
     @staticmethod
     def endpoints(project):
@@ -159,11 +225,16 @@ class Command(BaseCommand):
 
     @staticmethod
     def count_sql(endpoints, sample, token, user):
-        """Statements per endpoint, for two different stacks (they must be equal)."""
+        """Statements per endpoint, for two different stacks (they must be equal).
+
+        One request first, uncounted: a new session's first page saves the
+        project it shows, later ones only read.
+        """
         client = Client(HTTP_HOST="127.0.0.1")
         client.force_login(user)
         counts = {}
         for label, path in endpoints.items():
+            client.get(path(*sample[-1]), HTTP_X_AUTH_TOKEN=token)
             seen = []
             for name, pk in sample[:2]:
                 with CaptureQueriesContext(connection) as captured:
@@ -184,10 +255,14 @@ class Command(BaseCommand):
         signed_in = requests.Session()
         _login(signed_in, url, USER, password)  # once: password hashing is slow on purpose
 
+        headers = {"X-Auth-Token": token,
+                   "Cookie": "; ".join(f"{c.name}={c.value}" for c in signed_in.cookies)}
+        server = urlsplit(url)
+
         def reader(index):
-            session = requests.Session()
-            session.headers["X-Auth-Token"] = token
-            session.cookies.update(signed_in.cookies)
+            # http.client rather than requests: the readers share the server's
+            # cores, and requests cost them about twice the CPU per request.
+            conn = http.client.HTTPConnection(server.hostname, server.port, timeout=60)
             rng = random.Random(index)
             turn = index
             while time.monotonic() < stop:
@@ -195,13 +270,14 @@ class Command(BaseCommand):
                 turn += 1
                 name, pk = rng.choice(sample)
                 began = time.perf_counter()
-                response = session.get(url + endpoints[label](name, pk), timeout=60)
+                status = _get(conn, endpoints[label](name, pk), headers)
                 took = time.perf_counter() - began
                 with lock:
-                    if response.status_code == 200:
+                    if status == 200:
                         results[label].append(took)
                     else:
-                        errors.append((label, response.status_code))
+                        errors.append((label, status))
+            conn.close()
 
         threads = [threading.Thread(target=reader, args=(i,)) for i in range(readers)]
         began = time.perf_counter()
@@ -218,8 +294,9 @@ class Command(BaseCommand):
         stacks = Stack.objects.filter(project=project, deleted_at__isnull=True).count()
         total = sum(len(v) for v in results.values())
         self.stdout.write(
-            f"run mode: database={db}; gunicorn 2 workers x 4 threads; {stacks} stacks in the "
-            f"project; {opts['readers']} readers for {elapsed:.0f} s; {os.cpu_count()} CPUs")
+            f"run mode: database={db}; gunicorn {WEB_WORKERS} workers x {WEB_THREADS} threads; "
+            f"{stacks} stacks in the project; {opts['readers']} readers for {elapsed:.0f} s; "
+            f"{os.cpu_count()} CPUs; load average {opts['load']:.2f} before the run")
         header = (f"{'endpoint':<13}{'requests':>9}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}"
                   f"{'max ms':>8}{'SQL/request':>13}")
         self.stdout.write(header)
@@ -235,6 +312,33 @@ class Command(BaseCommand):
             self.stdout.write(f"{label:<13}{len(times):>9}{len(times) / elapsed:>8.1f}"
                               f"{p50:>8.1f}{p99:>8.1f}{times[-1] * 1000:>8.1f}{shown:>13}")
         self.stdout.write(f"{'all':<13}{total:>9}{total / elapsed:>8.1f}")
+
+    def print_cpu(self, cpu, elapsed, requests):
+        """Where the machine's CPU went during the readers' run, per request."""
+        others = max(0.0, cpu["machine"] - cpu["gunicorn"] - cpu["readers"] - cpu["database"])
+        capacity = elapsed * os.cpu_count()
+        parts = [("gunicorn", cpu["gunicorn"]), ("readers", cpu["readers"])]
+        if connection.vendor == "postgresql":
+            parts.append(("PostgreSQL", cpu["database"]))
+        parts.append(("everything else", others))
+        self.stdout.write(
+            f"CPU of the run: {cpu['machine']:.1f} s busy of {capacity:.1f} s; "
+            + "; ".join(f"{name} {seconds:.1f} s ({seconds / max(requests, 1) * 1000:.2f} "
+                        f"ms/request)" for name, seconds in parts))
+
+
+def _get(conn, path, headers):
+    """GET on a kept-alive connection (opened again once if the server closed it): the status."""
+    for attempt in (1, 2):
+        try:
+            conn.request("GET", path, headers=headers)
+            response = conn.getresponse()
+            response.read()
+            return response.status
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            conn.close()
+            if attempt == 2:
+                raise
 
 
 def _login(session, url, username, password):

@@ -51,6 +51,7 @@ def test_stacks_page_statements_do_not_grow_with_the_stacks_shown():
                                  role=Role.READER)
     client = Client(HTTP_HOST="127.0.0.1")
     client.force_login(get_user_model().objects.get(username="viewer"))
+    client.get("/")  # a new session's first page saves the project it shows
     add_stacks(project, 2, start=0)
     few, response = statements(client, "/")
     assert b"s001" in response.content and b"s002" not in response.content
@@ -58,3 +59,20 @@ def test_stacks_page_statements_do_not_grow_with_the_stacks_shown():
     many, response = statements(client, "/")
     assert b"s019" in response.content
     assert many == few
+
+
+@pytest.mark.django_db
+def test_a_page_view_that_only_reads_writes_nothing():
+    token_issue(username="looker", project_name="quiet-reads", role=Role.READER)
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(get_user_model().objects.get(username="looker"))
+    with CaptureQueriesContext(connection) as first:
+        client.get("/")
+    with CaptureQueriesContext(connection) as second:
+        response = client.get("/")
+    assert response.status_code == 200
+    writes = [q["sql"] for q in second.captured_queries
+              if q["sql"].split(None, 1)[0].upper() in ("INSERT", "UPDATE", "DELETE")]
+    assert writes == []
+    assert any(q["sql"].startswith("UPDATE") or q["sql"].startswith("INSERT")
+               for q in first.captured_queries)  # the session got its project once
