@@ -50,10 +50,10 @@ class Browser:
         return resp
 
     def messages(self, resp):
-        """The Django messages of a page, unescaped."""
-        return [html.unescape(re.sub(r"<[^>]+>", "", m)).strip() for m in
-                re.findall(r'<li[^>]*class="[^"]*(?:error|success|warning|info)[^"]*"[^>]*>'
-                           r'(.*?)</li>', resp.text, re.S)]
+        """The Django messages of a page (paragraphs on the pages, list items in admin)."""
+        return [html.unescape(re.sub(r"<[^>]+>", "", m)).strip() for _, m in
+                re.findall(r'<(li|p)[^>]*class="[^"]*(?:error|success|warning|info)[^"]*"[^>]*>'
+                           r'(.*?)</\1>', resp.text, re.S)]
 
     def page_action(self, stack_id, action):
         return self.messages(self.post(f"/stacks/{stack_id}/actions/{action}", {}))
