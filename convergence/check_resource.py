@@ -12,7 +12,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from django.db import connections
+from django.db import connections, transaction
 from django_fsm import TransitionNotAllowed
 
 from convergence import waiting
@@ -220,13 +220,16 @@ def first_checks_run(ctx):
     seen = waiting.observe(ctx.plugin_context.cloud, [
         (cookie["await"]["kind"], cookie["await"]["id"]) for _, cookie in checks])
     results = []
-    for started, cookie in checks:
-        target = cookie["await"]
-        status, listed = seen.get((target["kind"], target["id"]), (None, None))
-        results.append((started, action_check(
-            ctx, started.res, action=started.action, plugin=started.plugin,
-            cookie=waiting.with_observed(cookie, status, listed),
-            props=started.props, pending=started.pending, entity=started.entity)))
+    # One commit for the batch's waits: a crash before it leaves each resource
+    # locked with its creation key, as a crash right after its cloud call would.
+    with transaction.atomic():
+        for started, cookie in checks:
+            target = cookie["await"]
+            status, listed = seen.get((target["kind"], target["id"]), (None, None))
+            results.append((started, action_check(
+                ctx, started.res, action=started.action, plugin=started.plugin,
+                cookie=waiting.with_observed(cookie, status, listed),
+                props=started.props, pending=started.pending, entity=started.entity)))
     return results
 
 

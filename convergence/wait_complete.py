@@ -7,6 +7,8 @@ servers that became ACTIVE cost a few tasks and one sync-point merge per
 batch. A resource whose stack stopped is aborted; one whose stack moved
 to a newer traversal finishes its action and is retriggered there.
 """
+from django.db import transaction
+
 from convergence.check_resource import action_abort, action_check
 from convergence.nodes import _context_any, _flush, _still_current, take_over_many
 from convergence.services import propagate, retrigger, traversal_complete, traversal_fail
@@ -30,23 +32,26 @@ def waits_complete(stack_id, traversal_id, *, items):
     stopped = stack.status != st.IN_PROGRESS or stack.deleted_at is not None or \
         (moved and stack.action in ("ROLLBACK", "DELETE"))
     finished, failed, aborted = [], [], []
-    # Finished already, or its lock was broken meanwhile: left out.
-    taken = take_over_many([res for res in rows.values() if res.action_cookie is not None])
-    for resource_id, observed, *listed in items:  # (older messages carry no listed object)
-        res = rows.get(resource_id)
-        if res is None or res.pk not in taken:
-            continue
-        entity = res.action_cookie.get("entity") or [res.pk, res.action != "DELETE"]
-        if stopped:
-            action_abort(ctx, res)
-            aborted.append(entity)
-            continue
-        outcome = _check(ctx, res, observed=observed, listed=listed[0] if listed else None,
-                         entity=entity)
-        if outcome.kind == "done":
-            finished.append((entity, outcome.data))
-        elif outcome.kind == "failed":
-            failed.append((entity, outcome.reason))
+    # One commit for the batch: a crash before it leaves every resource waiting as
+    # it was, and the redelivered task (or the recovery sweep) completes them.
+    with transaction.atomic():
+        # Finished already, or its lock was broken meanwhile: left out.
+        taken = take_over_many([res for res in rows.values() if res.action_cookie is not None])
+        for resource_id, observed, *listed in items:  # (older messages carry no listed object)
+            res = rows.get(resource_id)
+            if res is None or res.pk not in taken:
+                continue
+            entity = res.action_cookie.get("entity") or [res.pk, res.action != "DELETE"]
+            if stopped:
+                action_abort(ctx, res)
+                aborted.append(entity)
+                continue
+            outcome = _check(ctx, res, observed=observed, listed=listed[0] if listed else None,
+                             entity=entity)
+            if outcome.kind == "done":
+                finished.append((entity, outcome.data))
+            elif outcome.kind == "failed":
+                failed.append((entity, outcome.reason))
     _flush(ctx)
     if moved:
         for entity in aborted:
