@@ -33,25 +33,24 @@ def row_update(model, where, values):
     None means IS NULL, a ``values`` value of ``INCREMENT`` adds one.
     """
     connection = connections[router.db_for_write(model)]
-    meta = model._meta
-    columns, params = [], []
-    for name, value in values.items():
-        field = meta.get_field(name)
-        if value is INCREMENT:
-            columns.append((field.column, "+1"))
-            continue
-        columns.append((field.column, "="))
-        params.append(field.get_db_prep_save(value, connection))
-    conditions = []
-    for name, value in where.items():
-        field = meta.get_field(name)
-        if value is None:
-            conditions.append((field.column, "null"))
-            continue
-        conditions.append((field.column, "="))
-        params.append(field.get_db_prep_save(value, connection))
-    sql = _statement(model, connection.vendor, tuple(columns), tuple(conditions))
+    columns, params = _terms(model, connection, values, where=False)
+    conditions, where_params = _terms(model, connection, where, where=True)
+    sql = _statement(model, connection.vendor, columns, conditions)
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, params + where_params)
         return cursor.rowcount
 
+
+def _terms(model, connection, values, *, where):
+    """``((column, how), ...)`` and the parameters, each value adapted by its field."""
+    terms, params = [], []
+    for name, value in values.items():
+        field = model._meta.get_field(name)
+        if value is INCREMENT:
+            terms.append((field.column, "+1"))
+        elif where and value is None:
+            terms.append((field.column, "null"))
+        else:
+            terms.append((field.column, "="))
+            params.append(field.get_db_prep_save(value, connection))
+    return tuple(terms), params
