@@ -2,10 +2,12 @@
 from django.db.models import Q
 
 from heatweb.exceptions import HeatError
+from heatweb.models import Role
 from stacks.models import Stack
 from stacks.models import states as st
 from stacks.plugins import plugin_for, stack_context
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
+from stacks.resources.registry import get_plugin, has_type
 
 STATUS_FILTERS = {
     "IN_PROGRESS": Q(state__endswith="_IN_PROGRESS"),
@@ -73,3 +75,17 @@ def physical_locks(stack, rows):
         if plugin.physical_lock_word is not None:
             result[res.name] = (plugin.physical_lock_word, plugin.lock_held_before())
     return result
+
+
+def attribute_rows(stack, res, *, user, role):
+    """``[(name, value, masked), ...]`` of the resource's attributes for the page.
+
+    A signed URL (a scaling policy's ``alarm_url``) acts with no token: only
+    the stack's owner and the project's admins see it; for others it is
+    masked.
+    """
+    plugin = get_plugin(res.type) if has_type(res.type) else None
+    signed = set(plugin.signed_url_attributes) if plugin else set()
+    visible = role == Role.ADMIN or (stack.user_id is not None and stack.user_id == user.pk)
+    return [(name, value, name in signed and bool(value) and not visible)
+            for name, value in (res.attributes_data or {}).items()]

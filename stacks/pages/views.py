@@ -216,6 +216,8 @@ def resource_detail(request, stack_id, resource_name):
                "physical": physical, "held_before": held_before,
                "locked": bool((res.plugin_data or {}).get(PHYSICAL_LOCK_FLAG)),
                "events": events,
+               "attributes": page_selectors.attribute_rows(stack, res, user=request.user,
+                                                           role=request.role),
                "live": stack.status == "IN_PROGRESS" or res.status == "IN_PROGRESS"}
     name = "stacks/_resource_live.html" if request.GET.get("live") else "stacks/resource.html"
     return render(request, name, context)

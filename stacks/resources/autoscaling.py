@@ -148,6 +148,7 @@ class ScalingPolicy(ResourcePlugin):
                                         "adjustments.", update_allowed=True,
                                         constraints=(Range(0, None),)),
     }
+    signed_url_attributes = ("alarm_url", "signal_url")
     attributes_schema = {
         "alarm_url": Attribute("A signed URL that signals this policy with a POST (no token)."),
         "signal_url": Attribute("Same as alarm_url."),

@@ -90,6 +90,9 @@ class ResourcePlugin:
     # Its handle_<action> methods call the cloud driver and nothing else (no
     # database): the engine may run a batch's side by side on a remote cloud.
     cloud_calls_only = False
+    # Attributes whose value is a signed URL (it acts with no token): the pages
+    # show them to the stack's owner and admins only.
+    signed_url_attributes = ()
 
     def __init__(self, *, name, properties, context, physical_id=None, data=None,
                  resource_id=None):

@@ -164,3 +164,38 @@ def test_edges_while_a_create_is_in_progress(page, live_service, unique):
     assert stack["stack_status_reason"] == "Stack CREATE started", stack
     assert resources["first"]["required_by"] == ["second"], resources
     session.delete(stack_url)
+
+
+SCALING = {"heat_template_version": "2016-10-14", "resources": {
+    "group": {"type": "OS::Heat::AutoScalingGroup", "properties": {
+        "min_size": 1, "max_size": 2, "resource": {"type": "OS::Heat::None"}}},
+    "scale_out": {"type": "OS::Heat::ScalingPolicy", "properties": {
+        "auto_scaling_group_id": {"get_resource": "group"},
+        "adjustment_type": "change_in_capacity", "scaling_adjustment": 1}}}}
+MASKED = "•••• (hidden: only the stack's owner and admins see signed URLs)"
+
+
+def test_a_policys_signed_alarm_url_is_shown_to_its_owner_and_masked_for_a_reader(
+        page, live_service, unique):
+    owner, reader, name = f"apo-{unique}", f"apr-{unique}", f"ap-{unique}"
+    project = f"apq-{unique}"
+    info = make_user(live_service, owner, project)
+    make_user(live_service, reader, project, role="reader")
+    _, stack_id, _ = api_stack_create(info, name, SCALING)
+
+    sign_in(page, owner)
+    page.goto(f"/stacks/{stack_id}/resources/scale_out")
+    expect(page.locator("#resource-status")).to_contain_text("CREATE_COMPLETE",
+                                                            timeout=CONVERGE_MS)
+    attributes = page.locator("#attributes")
+    expect(attributes).to_contain_text(re.compile(r"/webhooks/signal/[0-9a-f-]+/[0-9a-f]{40}"))
+    expect(page.locator("#masked-alarm_url")).to_have_count(0)
+    resource_url = page.url
+
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, reader)
+    page.goto(resource_url)
+    expect(page.locator("#masked-alarm_url")).to_have_text(MASKED)
+    expect(page.locator("#masked-signal_url")).to_have_text(MASKED)
+    expect(page.locator("main")).not_to_contain_text("/webhooks/signal/")
+    assert_accessible(page, "resource page of a scaling policy, as a reader")
