@@ -9,10 +9,11 @@ from stacks.plugins import plugin_for, stack_context
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 from stacks.resources.registry import get_plugin, has_type
 
+# Whole states, not suffixes: the (project, state, created_at) index serves them.
 STATUS_FILTERS = {
-    "IN_PROGRESS": Q(state__endswith="_IN_PROGRESS"),
-    "COMPLETE": Q(state__endswith="_COMPLETE"),
-    "FAILED": Q(state__endswith="_FAILED"),
+    "IN_PROGRESS": Q(state__in=st.states(statuses=(st.IN_PROGRESS,))),
+    "COMPLETE": Q(state__in=st.states(statuses=(st.COMPLETE,))),
+    "FAILED": Q(state__in=st.states(statuses=(st.FAILED,))),
     "LOCKED": Q(state__in=st.LOCKED_STATES),
 }
 
