@@ -101,5 +101,15 @@ def test_traversal_page_shows_the_node_waiting_for_a_deployment(browser, live_se
             expect(page.locator("#result_list")).to_contain_text("after (create)")
             expect(page.locator("#result_list")).not_to_contain_text("server (create)")
             assert_accessible(page, "admin waiting sync points")
+            page.locator("#result_list tbody tr", has_text="after (create)").locator(
+                "th a, td a").first.click()  # one sync point's own page
+            expect(page.locator("#content")).to_contain_text("after")
+            assert_accessible(page, "admin sync point page")
+
+            page.goto("/admin/convergence/engine/")
+            expect(page.locator("#result_list tbody tr")).not_to_have_count(0)
+            assert_accessible(page, "admin engine list")
+            page.locator("#result_list tbody tr").first.locator("th a, td a").first.click()
+            assert_accessible(page, "admin engine page")
     finally:
         session.delete(stack_url)
