@@ -77,6 +77,16 @@ def observed_object(cookie):
     return cookie.get("observed_object") if isinstance(cookie, dict) else None
 
 
+def attribute_path(value, path):
+    """``value`` followed along ``get_attr``'s path (map keys, list indexes); None off it."""
+    for step in path:
+        try:
+            value = value[step if not isinstance(value, list) else int(step)]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+    return value
+
+
 class ResourcePlugin:
     """Base class: validation from the schema and do-nothing actions."""
 
@@ -298,13 +308,7 @@ class ResourcePlugin:
         A plugin whose attributes are derived on reading (a resource group's
         ``resource.N``) overrides it; None when there is no such value.
         """
-        value = attrs.get(name)
-        for step in path:
-            try:
-                value = value[step if not isinstance(value, list) else int(step)]
-            except (KeyError, IndexError, TypeError, ValueError):
-                return None
-        return value
+        return attribute_path(attrs.get(name), path)
 
     def attributes(self):
         """Every attribute's current value; the engine stores them after each action."""

@@ -7,6 +7,7 @@ objects. The functions at the top are pure (no database): they make the
 members' names and template.
 """
 from heatweb.exceptions import StackValidationFailed
+from stacks.resources.base import attribute_path
 from stacks.resources.nested_stacks import nested
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Length, Property, Range
@@ -79,15 +80,6 @@ def _index_order(name):
     return (0, int(name), "") if str(name).isdigit() else (1, 0, str(name))
 
 
-def _walk(value, path):
-    for step in path:
-        try:
-            value = value[step if not isinstance(value, list) else int(step)]
-        except (KeyError, IndexError, TypeError, ValueError):
-            return None
-    return value
-
-
 def group_attribute(attrs, name, path):
     """Resolve ``get_attr: [group, name, *path]`` from the group's stored attributes.
 
@@ -100,14 +92,14 @@ def group_attribute(attrs, name, path):
     by_attribute = attrs.get("attributes") or {}
     order = sorted(attrs.get("refs_map") or {}, key=_index_order)
     if name in OWN_ATTRIBUTES:
-        return _walk(attrs.get(name), path)
+        return attribute_path(attrs.get(name), path)
     if name.startswith(MEMBER_PREFIX):
         index = name[len(MEMBER_PREFIX):]
         if not path:
             return (attrs.get("refs_map") or {}).get(index)
-        return _walk((by_attribute.get(path[0]) or {}).get(index), path[1:])
+        return attribute_path((by_attribute.get(path[0]) or {}).get(index), path[1:])
     values = by_attribute.get(name) or {}
-    return _walk([values.get(index) for index in order], path)
+    return attribute_path([values.get(index) for index in order], path)
 
 
 @register
