@@ -133,9 +133,22 @@ def build_definition(template, *, environment, files=None, stack_name=None, stac
             if raw is not None and not isinstance(raw, dict):
                 raise StackValidationFailed(
                     f"Property error: resources.{name}.properties: must be a mapping")
-            plugin.validate_properties(raw or {}, resource_name=name)
+            props = plugin.validate_properties(raw or {}, resource_name=name)
+            _validate_members(plugin, props, files=files, resource_name=name)
     return StackDefinition(template=template, environment=environment, params=params,
                            resources=defs, plugins=plugins)
+
+
+def _validate_members(plugin, properties, *, files, resource_name):
+    """The resources a plugin will put in its child stack, checked as the child will check them.
+
+    A child stack gets the parent's files but not its environment, so its
+    types are resolved without the parent's resource_registry.
+    """
+    for member, (type_name, member_properties) in plugin.member_definitions(properties).items():
+        member_class = plugin_class_for_type(type_name, {}, files)
+        member_class.validate_properties(member_properties,
+                                         resource_name=f"{resource_name}.{member}")
 
 
 def _type_exists(type_name, environment, files):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from stacks.cloud import cloud_for_stack
 from stacks.definitions import definition_cache, plugin_class_for_type
+from stacks.resources import registry
 from stacks.resources.base import PluginContext
 
 
@@ -69,19 +70,14 @@ class InputLookup:
         entry = self.by_name.get(name)
         if not entry:
             return None
-        value = entry["attrs"].get(attr)
-        for step in path:
-            try:
-                value = value[step if not isinstance(value, list) else int(step)]
-            except (KeyError, IndexError, TypeError, ValueError):
-                return None
-        return value
+        plugin = registry.plugin_or_base(entry.get("type"))
+        return plugin.resolve_attribute(entry["attrs"], attr, path)
 
 
 def node_data(res, plugin):
     """What a finished node passes to its successors (and outputs read)."""
-    return {"id": res.pk, "name": res.name, "ref": plugin.get_reference_id(),
-            "attrs": res.attributes_data}
+    return {"id": res.pk, "name": res.name, "type": plugin.type_name,
+            "ref": plugin.get_reference_id(), "attrs": res.attributes_data}
 
 
 def plugin_class(ctx, res):

@@ -1,2 +1,3 @@
 """Resource plugins; importing this package registers the built-in types."""
-from stacks.resources import autoscaling, compute, heat_basic, image, neutron  # noqa: F401
+from stacks.resources import autoscaling, compute, heat_basic, image, neutron, \
+    resource_group  # noqa: F401

@@ -77,6 +77,16 @@ def observed_object(cookie):
     return cookie.get("observed_object") if isinstance(cookie, dict) else None
 
 
+def attribute_path(value, path):
+    """``value`` followed along ``get_attr``'s path (map keys, list indexes); None off it."""
+    for step in path:
+        try:
+            value = value[step if not isinstance(value, list) else int(step)]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+    return value
+
+
 class ResourcePlugin:
     """Base class: validation from the schema and do-nothing actions."""
 
@@ -201,6 +211,13 @@ class ResourcePlugin:
             all(p.update_allowed for p in cls.properties_schema.values())
 
     @classmethod
+    def member_definitions(cls, properties):
+        """``{name: (type, properties)}`` of resources its child stack will hold, validated
+        with the parent (an unknown type or bad property is then a 400, not a failed create).
+        """
+        return {}
+
+    @classmethod
     def schema_doc(cls):
         return {
             "resource_type": cls.type_name,
@@ -283,6 +300,15 @@ class ResourcePlugin:
 
     def get_attribute(self, name, *path):
         return None
+
+    @classmethod
+    def resolve_attribute(cls, attrs, name, path):
+        """``get_attr: [resource, name, *path]`` from ``attrs`` (what ``attributes()`` stored).
+
+        A plugin whose attributes are derived on reading (a resource group's
+        ``resource.N``) overrides it; None when there is no such value.
+        """
+        return attribute_path(attrs.get(name), path)
 
     def attributes(self):
         """Every attribute's current value; the engine stores them after each action."""

@@ -1,5 +1,6 @@
 """The resource type registry: type name → plugin class."""
 from heatweb.exceptions import ResourceTypeNotFound
+from stacks.resources.base import ResourcePlugin
 
 _PLUGINS = {}
 
@@ -23,3 +24,9 @@ def has_type(type_name):
 
 def list_types():
     return sorted(_PLUGINS)
+
+
+def plugin_or_base(type_name):
+    """The plugin of ``type_name``, or the base plugin for a type not registered
+    (a template resource's file name, an unknown or missing name)."""
+    return _PLUGINS.get(type_name) or ResourcePlugin

@@ -18,6 +18,7 @@ from stacks.models import Resource, Stack
 from stacks.models import states as st
 from stacks.resources.autoscaling import AutoScalingGroup
 from stacks.resources.base import ResourceFailure
+from stacks.plugins import plugin_for, stack_context
 from stacks.selectors import stack_outputs
 from stacks.services import lifecycle
 from stacks.services.actions import stack_action
@@ -127,6 +128,18 @@ def nested_outputs(child_id):
     if child is None or child.deleted_at is not None:
         return {}
     return {o["output_key"]: o.get("output_value") for o in stack_outputs(child)}
+
+
+def nested_resources_data(child_id):
+    """``{name: {"ref", "attrs"}}`` of the child's current resources (a group's members)."""
+    child = nested_get(child_id)
+    if child is None or child.deleted_at is not None:
+        return {}
+    ctx = stack_context(child)
+    rows = Resource.objects.filter(stack=child, replaced_by__isnull=True).exclude(
+        state__in=("DELETE_COMPLETE", "INIT_COMPLETE"))
+    return {res.name: {"ref": plugin_for(ctx, res).get_reference_id(),
+                       "attrs": res.attributes_data} for res in rows}
 
 
 def nested_lock(child_id, *, parent_id):
