@@ -16,7 +16,7 @@ from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property, Range
 from stacks.resources.nested_stacks import nested
 from stacks.resources.signal_urls import signal_url
-from stacks.resources.stack import ChildStackResource
+from stacks.resources.stack import ChildStackResource, members_within_budget
 
 ADJUSTMENT_TYPES = ("change_in_capacity", "exact_capacity", "percent_change_in_capacity")
 
@@ -59,6 +59,8 @@ class AutoScalingGroup(ChildStackResource):
         if isinstance(member, dict) and not isinstance(member.get("type"), str):
             raise StackValidationFailed(f"{where}.resource: must have a \"type\"")
         low, high = props.get("min_size"), props.get("max_size")
+        for prop in ("min_size", "desired_capacity"):
+            members_within_budget(props.get(prop), resource_name=resource_name, prop=prop)
         if isinstance(low, int) and isinstance(high, int) and low > high:
             raise StackValidationFailed(f"{where}: min_size can not be greater than max_size")
         return props
@@ -69,6 +71,7 @@ class AutoScalingGroup(ChildStackResource):
         return max(props.get("min_size", 0), min(props.get("max_size", wanted), wanted))
 
     def _resize_members(self, size):
+        members_within_budget(size, resource_name=self.name, prop="size")  # a signal's too
         members = list(self.data.get("members", []))
         counter = self.data.get("counter", 0)
         while len(members) < size:

@@ -11,7 +11,7 @@ from stacks.resources.base import attribute_path
 from stacks.resources.nested_stacks import nested
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Length, Property, Range
-from stacks.resources.stack import ChildStackResource
+from stacks.resources.stack import ChildStackResource, members_within_budget
 
 MEMBER_TEMPLATE_VERSION = "2016-10-14"
 RESOURCE_DEF_KEYS = ("type", "properties", "metadata")
@@ -149,6 +149,7 @@ class ResourceGroup(ChildStackResource):
     @classmethod
     def validate_properties(cls, raw, *, resource_name):
         props = super().validate_properties(raw, resource_name=resource_name)
+        members_within_budget(props.get("count"), resource_name=resource_name, prop="count")
         definition = props.get("resource_def")
         if isinstance(definition, dict):
             unknown = sorted(set(definition) - set(RESOURCE_DEF_KEYS))

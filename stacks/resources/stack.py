@@ -7,12 +7,28 @@ import hashlib
 
 import yaml
 
-from heatweb.exceptions import StackValidationFailed
+from django.conf import settings
+
+from heatweb.exceptions import RequestLimitExceeded, StackValidationFailed
 from stacks.models import Stack
 from stacks.resources.base import ResourcePlugin
 from stacks.resources.registry import register
 from stacks.resources.nested_stacks import nested
 from stacks.resources.schema import Attribute, Property
+
+
+def members_within_budget(count, *, resource_name, prop):
+    """Refuse, at validation, a group whose members alone exceed the stack tree's budget.
+
+    The whole tree is counted when the child stack is made; a count far
+    past it (10**9) must not get that far: making its template alone
+    would not end.
+    """
+    limit = settings.HEATWEB["MAX_RESOURCES_PER_STACK"]
+    if isinstance(count, int) and count > limit:
+        raise RequestLimitExceeded(
+            f"Maximum resources per stack exceeded: resources.{resource_name}.properties."
+            f"{prop} is {count} (at most {limit}).")
 
 
 class ChildStackResource(ResourcePlugin):

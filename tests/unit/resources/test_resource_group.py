@@ -2,7 +2,8 @@
 index_var substitution, removal policies, the derived attributes and validation."""
 import pytest
 
-from heatweb.exceptions import ResourceTypeNotFound, StackValidationFailed
+from heatweb.exceptions import RequestLimitExceeded, ResourceTypeNotFound, \
+    StackValidationFailed
 from stacks.definitions import build_definition
 from stacks.resources.resource_group import group_attribute, member_names, members_template, \
     removed_after, substitute_index
@@ -105,7 +106,19 @@ def test_a_valid_group_validates_with_its_defaults():
      "resources.group.properties.index_var"),
     ({"resource_def": {"type": "OS::Heat::RandomString", "properties": {"lenght": 3}}},
      StackValidationFailed, "Property error: resources.group.0.properties: Unknown Property"),
+    # Refused before anything is built: making 10**9 members' template would not end.
+    ({"count": 10**9, "resource_def": SERVER_DEF}, RequestLimitExceeded,
+     "resources.group.properties.count is 1000000000"),
 ])
 def test_bad_groups_fail_validation(properties, error, message):
     with pytest.raises(error, match=message.replace(".", r"\.")):
         build_definition(group_template(**properties), environment={})
+
+
+def test_a_scaling_group_of_a_billion_members_is_refused_at_validation():
+    template = {"heat_template_version": "2016-10-14", "resources": {"asg": {
+        "type": "OS::Heat::AutoScalingGroup", "properties": {
+            "min_size": 1, "max_size": 10**9, "desired_capacity": 10**9,
+            "resource": {"type": "OS::Heat::None"}}}}}
+    with pytest.raises(RequestLimitExceeded, match="desired_capacity is 1000000000"):
+        build_definition(template, environment={})
