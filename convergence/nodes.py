@@ -323,8 +323,12 @@ def take_over_many(rows):
     table = connection.ops.quote_name(Resource._meta.db_table)
     match, params = [], [me]
     for res in rows:
-        match.append("(id = %s AND atomic_key = %s AND engine_id IS NOT DISTINCT FROM %s)")
-        params += [res.pk, res.atomic_key, res.engine_id]
+        if res.engine_id is None:
+            match.append("(id = %s AND atomic_key = %s AND engine_id IS NULL)")
+            params += [res.pk, res.atomic_key]
+        else:
+            match.append("(id = %s AND atomic_key = %s AND engine_id = %s)")
+            params += [res.pk, res.atomic_key, res.engine_id]
     with connection.cursor() as cursor:
         cursor.execute(f"UPDATE {table} SET engine_id = %s, atomic_key = atomic_key + 1 "
                        f"WHERE {' OR '.join(match)} RETURNING id", params)
