@@ -108,25 +108,28 @@ def _run_batch(ctx, nodes):
     ctx.first_checks = []
     ctx.parallel_calls = getattr(ctx.plugin_context.cloud, "parallel_calls", 1)
     ctx.handles = [] if ctx.parallel_calls > 1 else None
-    for entity, is_update, data in nodes:
-        sync_point = own.get((str(entity), bool(is_update)))
-        if sync_point is None:
-            continue  # a newer traversal replaced this one
-        ctx.node, ctx.node_input = [entity, bool(is_update)], data
-        successors[node_key(entity, is_update)] = sync_point.successors
-        outcome = node_run(ctx, rows.get(entity), is_update=bool(is_update), data=data,
-                           sync_point=sync_point)
-        if outcome.kind == "done":
-            finished.append((node_key(entity, is_update), outcome.data, sync_point.successors))
-        elif outcome.kind == "retry":
-            again.append([entity, is_update, data])
-        elif outcome.kind == "failed":
-            failure = outcome.reason
-            break
-    # Every action started here is called and looked at, also after a failure:
-    # none is left locked without a wait.
-    outcomes = handles_run(ctx) if ctx.handles is not None else []
-    outcomes += first_checks_run(ctx)
+    try:
+        for entity, is_update, data in nodes:
+            sync_point = own.get((str(entity), bool(is_update)))
+            if sync_point is None:
+                continue  # a newer traversal replaced this one
+            ctx.node, ctx.node_input = [entity, bool(is_update)], data
+            successors[node_key(entity, is_update)] = sync_point.successors
+            outcome = node_run(ctx, rows.get(entity), is_update=bool(is_update), data=data,
+                               sync_point=sync_point)
+            if outcome.kind == "done":
+                finished.append((node_key(entity, is_update), outcome.data,
+                                 sync_point.successors))
+            elif outcome.kind == "retry":
+                again.append([entity, is_update, data])
+            elif outcome.kind == "failed":
+                failure = outcome.reason
+                break
+    finally:
+        # Every action started here is called and looked at, also after a failure
+        # or an error in a later node: none is left locked without a wait.
+        outcomes = handles_run(ctx) if ctx.handles is not None else []
+        outcomes += first_checks_run(ctx)
     for started, outcome in outcomes:
         key = node_key(*started.entity)
         if outcome.kind == "done":
