@@ -1,12 +1,14 @@
 """OS::Heat::WaitConditionHandle + OS::Heat::WaitCondition through python-heatclient
 against the live service; the handle is signalled by running its ``curl_cli`` with curl."""
 import json
+from concurrent.futures import ThreadPoolExecutor
 import shlex
 import subprocess
 import time
 import uuid
 
 import pytest
+import requests
 from heatclient import exc as heat_exc
 
 from tests.live.test_stack_lifecycle import wait_stack
@@ -28,11 +30,17 @@ def template(*, count=1, timeout=600):
 
 
 @pytest.fixture
-def heat(live_service):
+def tenant(live_service):
     info = live_service.issue_token(f"wc-{uuid.uuid4().hex[:6]}", f"wcp-{uuid.uuid4().hex[:6]}")
     from heatclient import client
 
-    return client.Client("1", endpoint=info["endpoint"], token=info["token"])
+    info["heat"] = client.Client("1", endpoint=info["endpoint"], token=info["token"])
+    return info
+
+
+@pytest.fixture
+def heat(tenant):
+    return tenant["heat"]
 
 
 def output(hc, stack_id, key):
@@ -111,3 +119,31 @@ def test_bad_properties_are_a_400(heat, props, message):
     with pytest.raises(heat_exc.HTTPBadRequest) as caught:
         create(heat, body)
     assert message in str(caught.value)
+
+
+def test_a_locked_stack_ignores_signals(tenant):
+    heat = tenant["heat"]
+    stack_id = create(heat, template(count=1))
+    command = curl_cli(heat, stack_id)
+    signal(command, {"id": "first", "data": 1})
+    stack = wait_stack(heat, stack_id, "CREATE_COMPLETE", timeout=30)
+    actions = f"{tenant['endpoint']}/stacks/{stack.stack_name}/{stack_id}/actions"
+    answer = requests.post(actions, json={"lock": {"level": "stacks"}, "reason": "maintenance"},
+                           headers={"X-Auth-Token": tenant["token"]}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    wait_stack(heat, stack_id, "LOCK_COMPLETE", timeout=30)
+    signal(command, {"id": "late", "data": 2})  # 200: alarms and agents retry on errors
+    assert json.loads(output(heat, stack_id, "data")) == {"first": 1}
+    reasons = [e.resource_status_reason for e in heat.events.list(stack_id,
+                                                                  resource_name="handle")]
+    assert any("signal ignored: stack is locked" in r for r in reasons), reasons
+
+
+def test_signals_at_once_each_count(heat):
+    stack_id = create(heat, template(count=5))
+    command = curl_cli(heat, stack_id)
+    with ThreadPoolExecutor(5) as pool:
+        list(pool.map(lambda n: signal(command, {"data": n}), range(5)))  # no ids: numbered
+    wait_stack(heat, stack_id, "CREATE_COMPLETE", timeout=30)
+    data = json.loads(output(heat, stack_id, "data"))
+    assert sorted(data) == ["1", "2", "3", "4", "5"] and sorted(data.values()) == [0, 1, 2, 3, 4]
