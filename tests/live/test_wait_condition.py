@@ -147,3 +147,12 @@ def test_signals_at_once_each_count(heat):
     wait_stack(heat, stack_id, "CREATE_COMPLETE", timeout=30)
     data = json.loads(output(heat, stack_id, "data"))
     assert sorted(data) == ["1", "2", "3", "4", "5"] and sorted(data.values()) == [0, 1, 2, 3, 4]
+
+
+def test_the_signal_api_signals_the_handle_too(heat):
+    stack_id = create(heat, template(count=1))
+    curl_cli(heat, stack_id)  # the handle exists
+    heat.resources.signal(stack_id, "handle", data={"status": "SUCCESS", "id": "api",
+                                                   "data": "by token"})
+    wait_stack(heat, stack_id, "CREATE_COMPLETE", timeout=30)
+    assert json.loads(output(heat, stack_id, "data")) == {"api": "by token"}
