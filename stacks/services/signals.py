@@ -4,8 +4,12 @@ Every signal goes through the door (``stacks.services.actions.stack_action``
 with ``"signal"``): a signal to a stack a lock holds over is ignored
 without an error, because alarm services retry on errors; an event records
 it. Otherwise ``resource_signal`` has the resource's plugin handle it
-(``handle_signal``) and saves what it keeps on the resource row.
+(``handle_signal``), saves what it keeps on the resource row and wakes the
+waiting resources the plugin names (``signal_wakes``: a wait condition).
 """
+from django.db import transaction
+
+from convergence.waiting import wait_poke
 from heatweb.exceptions import BadRequest, EntityNotFound
 from stacks.models import Resource
 from stacks.models import states as st
@@ -34,6 +38,9 @@ def resource_signal(stack, res, details):
     answer = plugin.handle_signal(details if details is not None else {})
     if plugin.data != before:
         Resource.objects.filter(pk=res.pk).update(plugin_data=plugin.data)
+    woken = plugin.signal_wakes() if hasattr(plugin, "signal_wakes") else ()
+    if woken:
+        transaction.on_commit(lambda: wait_poke(woken))
     reason = answer if isinstance(answer, str) else "Signal: received"
     resource_event(res, reason, action="SIGNAL", status="COMPLETE").save()
     return answer

@@ -1,0 +1,197 @@
+"""Wait conditions: a stack waits until something outside it (a server's user_data) signals.
+
+``OS::Heat::WaitConditionHandle`` hands out a signed URL (its ``endpoint``
+and a ready ``curl_cli``) and records every signal POSTed to it;
+``OS::Heat::WaitCondition`` completes when ``count`` SUCCESS signals
+arrived on its handle, and fails on a FAILURE signal or its timeout. The
+wait is the engine's batched wait (a ``Waiter`` row, checked in the poll
+round); a signal wakes it at once (``signal_wakes``).
+"""
+import json
+import time
+from datetime import datetime, timezone
+
+from django.db import IntegrityError, transaction
+
+from heatweb.api import as_uuid
+from heatweb.exceptions import BadRequest
+from stacks.models import Resource, WaitConditionSignal
+from stacks.resources.base import ResourceFailure, ResourcePlugin
+from stacks.resources.registry import register
+from stacks.resources.schema import AllowedValues, Attribute, Property, Range
+from stacks.resources.signal_urls import signal_url, url_signature
+
+HANDLE_TYPE = "OS::Heat::WaitConditionHandle"
+CONDITION_TYPE = "OS::Heat::WaitCondition"
+STATUSES = ("SUCCESS", "FAILURE")
+TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL", "ZAQAR_SIGNAL",
+              "TOKEN_SIGNAL")
+
+
+@register
+class WaitConditionHandle(ResourcePlugin):
+    """Receives the signals a wait condition waits for.
+
+    POST ``{"status": "SUCCESS"|"FAILURE", "reason": ..., "data": ..., "id": ...}``
+    to ``endpoint`` (a signed URL: the signature is the secret, no token is
+    checked), or run ``curl_cli`` with ``--data-binary '<that JSON>'``
+    appended. A missing status is SUCCESS; a signal id counts once, and a
+    signal without one gets the next number. Every ``signal_transport`` is
+    served by the same signed URL.
+    """
+
+    type_name = HANDLE_TYPE
+    properties_schema = {
+        "signal_transport": Property(
+            "String", description="How the signal is sent; every transport is served by the "
+            "same signed URL.", default="TOKEN_SIGNAL",
+            constraints=(AllowedValues(TRANSPORTS),)),
+    }
+    signed_url_attributes = ("endpoint", "token", "curl_cli", "signal")
+    attributes_schema = {
+        "endpoint": Attribute("The URL to POST a signal to (signed: no token needed)."),
+        "token": Attribute("The value sent as X-Auth-Token by curl_cli (the URL's "
+                           "signature; the URL alone is enough)."),
+        "curl_cli": Attribute("A curl command signalling the handle: append "
+                              "--data-binary '{\"status\": \"SUCCESS\"}'."),
+        "signal": Attribute("A map of what a signal needs: endpoint and token.", type="Map"),
+    }
+
+    def _uuid(self):
+        return Resource.objects.filter(pk=self.resource_id).values_list(
+            "uuid", flat=True).first()
+
+    def handle_create(self):
+        self.physical_id = str(self._uuid())
+
+    def handle_delete(self):
+        WaitConditionSignal.objects.filter(resource_id=self.resource_id).delete()
+
+    def handle_signal(self, details):
+        details = details if isinstance(details, dict) else {}
+        status = details.get("status") or "SUCCESS"
+        if status not in STATUSES:
+            raise BadRequest(f'Metadata format invalid: status "{status}" is not one of '
+                             f'{", ".join(STATUSES)}.')
+        given = details.get("id")
+        signal_id = str(given) if given not in (None, "") else None
+        for _ in range(20):
+            number = signal_id or str(WaitConditionSignal.objects.filter(
+                resource_id=self.resource_id).count() + 1)
+            reason = details.get("reason") or f"Signal {number} received"
+            try:
+                with transaction.atomic():
+                    WaitConditionSignal.objects.create(
+                        resource_id=self.resource_id, signal_id=number, status=status,
+                        reason=str(reason), data=details.get("data"))
+                break
+            except IntegrityError:
+                if signal_id is not None:
+                    return f"Signal: {status} signal {signal_id} ignored, its id was received before"
+        else:
+            raise ResourceFailure("Too many signals at once to number them")
+        return f"Signal: {status} signal {number} received: {reason}"
+
+    def signal_wakes(self):
+        """Ids of the waiting wait conditions of this handle (the signal may complete them)."""
+        if not self.physical_id:
+            return []
+        rows = Resource.objects.filter(stack_id=self.context.stack_id, type=CONDITION_TYPE,
+                                       action_cookie__isnull=False)
+        # A pending action's properties are in its cookie until the action finishes.
+        return [pk for pk, pending in rows.values_list("pk", "action_cookie")
+                if ((pending or {}).get("props") or {}).get("handle") == self.physical_id]
+
+    def attributes(self):
+        if not self.physical_id:
+            return {}
+        endpoint = signal_url(self.physical_id)
+        token = url_signature(self.physical_id)
+        return {
+            "endpoint": endpoint, "token": token,
+            "curl_cli": (f"curl -i -X POST -H 'X-Auth-Token: {token}' "
+                         "-H 'Content-Type: application/json' "
+                         f"-H 'Accept: application/json' {endpoint}"),
+            "signal": {"endpoint": endpoint, "token": token},
+        }
+
+    def get_attribute(self, name, *path):
+        return self.attributes().get(name)
+
+
+def _clock(seconds):
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%H:%M:%S UTC")
+
+
+@register
+class WaitCondition(ResourcePlugin):
+    """Waits until ``count`` SUCCESS signals arrived on ``handle``.
+
+    A FAILURE signal fails it at once with the signal's reason; ``timeout``
+    seconds without enough signals fail it too ("WaitConditionTimeout").
+    The ``data`` attribute is a JSON string of ``{signal id: data}``.
+    """
+
+    type_name = CONDITION_TYPE
+    properties_schema = {
+        "handle": Property("String", description="The handle ({get_resource: handle}).",
+                           required=True),
+        "timeout": Property("Integer", description="Seconds to wait for the signals.",
+                            default=3600, constraints=(Range(1, 43200),)),
+        "count": Property("Integer", description="SUCCESS signals needed.", default=1,
+                          constraints=(Range(1, None),)),
+    }
+    attributes_schema = {
+        "data": Attribute("JSON string of {signal id: data} of the signals received."),
+    }
+
+    def _signals(self):
+        handle = as_uuid(self.properties.get("handle"))
+        res = Resource.objects.filter(stack_id=self.context.stack_id, uuid=handle,
+                                      type=HANDLE_TYPE).values_list("pk", flat=True).first() \
+            if handle else None
+        if res is None:
+            raise ResourceFailure(f"WaitConditionHandle {self.properties.get('handle')} "
+                                  f"not found in the stack")
+        return WaitConditionSignal.objects.filter(resource_id=res).order_by("created_at", "id")
+
+    def handle_create(self):
+        self._signals()  # the handle must exist
+        since = time.time()
+        self.physical_id = f"{self.context.stack_name}-{self.name}"
+        # Not "until": the engine would take that for a timed wait and look only then;
+        # a signal wakes the wait, and the round looks again in case a wake was missed.
+        return {"waiting_since": since, "deadline": since + self.properties["timeout"]}
+
+    def check_create_complete(self, cookie):
+        if not cookie or "deadline" not in cookie:
+            return True
+        signals = list(self._signals().values_list("status", "reason"))
+        failures = [reason for status, reason in signals if status == "FAILURE"]
+        if failures:
+            raise ResourceFailure(f"WaitConditionFailure: resources.{self.name}: "
+                                  f"{'; '.join(failures)}")
+        received = sum(1 for status, _ in signals if status == "SUCCESS")
+        count = self.properties["count"]
+        if received >= count:
+            return True
+        if time.time() >= cookie["deadline"]:
+            raise ResourceFailure(f"WaitConditionTimeout: resources.{self.name}: "
+                                  f"{received} of {count} received")
+        return False
+
+    def waiting_reason(self, cookie):
+        if not cookie or "deadline" not in cookie:
+            return None
+        return (f"Waiting for {self.properties['count']} signal(s) since "
+                f"{_clock(cookie['waiting_since'])}, until {_clock(cookie['deadline'])}")
+
+    def attributes(self):
+        try:
+            rows = self._signals().values_list("signal_id", "data")
+        except ResourceFailure:
+            return {}
+        return {"data": json.dumps(dict(rows))}
+
+    def get_attribute(self, name, *path):
+        return self.attributes().get(name)
