@@ -5,7 +5,7 @@ in bulk at the end of the task that started the wait). One poll round per
 project, a single task re-enqueued with a countdown, looks at all of them:
 
 * waiters whose plugin declared a cloud object (``await_status``) are
-  checked with one list call per kind (``server_statuses``,
+  checked with one list call per kind (``server_list``,
   ``image_statuses``), ready or not;
 * other waiters (nested stacks, deployments, timed waits) are due at their
   ``next_check`` and are then asked by their plugin; a deployment's signal
@@ -40,7 +40,6 @@ SLACK_SECONDS = 0.05
 # Ids per list call: a real cloud pages its lists.
 LIST_CHUNK = 1000
 
-LISTERS = {"server": "server_list", "image": "image_statuses"}
 # A wait is looked at again after this fraction of the time it has waited (a
 # fifth: a 3 s boot is seen within 0.6 s of its end, a 50 s one within 10 s).
 BACKOFF_DIVISOR = 5
@@ -230,23 +229,32 @@ def observe(cloud, targets):
     ids = defaultdict(list)
     for kind, object_id in targets:
         ids[kind].append(object_id)
-    statuses = {}
+    seen = {}
     for kind, object_ids in ids.items():
-        lister = getattr(cloud, LISTERS[kind])
         for start in range(0, len(object_ids), LIST_CHUNK):
+            chunk = object_ids[start:start + LIST_CHUNK]
             try:
-                found = lister(object_ids[start:start + LIST_CHUNK])
+                found = SEERS[kind](cloud, chunk)
             except Exception:  # noqa: BLE001 - the cloud is down: the next round asks again
                 log.exception("listing %s statuses", kind)
                 continue
-            if kind == "server":
-                statuses.update({(kind, object_id): (found[object_id]["status"], found[object_id])
-                                 if object_id in found else ("DELETED", None)
-                                 for object_id in object_ids[start:start + LIST_CHUNK]})
-            else:
-                statuses.update({(kind, object_id): (status, None)
-                                 for object_id, status in found.items()})
-    return statuses
+            seen.update({(kind, object_id): value for object_id, value in found.items()})
+    return seen
+
+
+def _servers_seen(cloud, server_ids):
+    listed = cloud.server_list(server_ids)
+    return {server_id: (listed[server_id]["status"], listed[server_id])
+            if server_id in listed else ("DELETED", None) for server_id in server_ids}
+
+
+def _images_seen(cloud, image_ids):
+    return {image_id: (status, None) for image_id, status in
+            cloud.image_statuses(image_ids).items()}
+
+
+# Each kind of cloud object a wait may declare: ``{id: (status, object)}`` from one list call.
+SEERS = {"server": _servers_seen, "image": _images_seen}
 
 
 def _dispatch(ready):

@@ -59,7 +59,7 @@ def await_status(kind, object_id, *, wanted, failed=()):
 
     ``kind`` is ``server`` or ``image``. The engine then watches every such
     object of a project with one list call per poll round (the driver's
-    ``server_statuses``/``image_statuses``) instead of one call per
+    ``server_list``/``image_statuses``) instead of one call per
     resource, and runs ``check_<action>_complete`` once the status is one
     of ``wanted`` or ``failed``, with that status in the cookie
     (``observed_status``).
@@ -127,6 +127,11 @@ class ResourcePlugin:
     # attempt): the cloud must look for an object made with it first. The
     # engine sets it False on a first attempt, saving the cloud that look.
     creation_key_reused = True
+
+    def signal_wakes(self):
+        """Ids of waiting resources a signal to this one may complete (a wait condition's
+        handle names its conditions); the engine looks at them at once."""
+        return ()
 
     def waiting_reason(self, cookie):
         """What a pending action waits for, shown as the resource's status reason (or None)."""
