@@ -2,7 +2,6 @@
 import logging
 
 from django.db import connection
-from django.db.models import F
 
 from convergence.check_resource import (
     CONVERGE_ACTIONS, DONE_EMPTY, STATELESS_ACTIONS, WALK_SKIP_WHEN_DONE, Outcome,
@@ -305,12 +304,7 @@ def _context_any(stack, traversal_id):
 
 def _take_over(res):
     """Continue a waiting action here: move its lock to this engine."""
-    updated = Resource.objects.filter(
-        pk=res.pk, atomic_key=res.atomic_key, engine_id=res.engine_id,
-    ).update(engine_id=engine_id(), atomic_key=F("atomic_key") + 1)
-    if updated:
-        res.engine_id, res.atomic_key = engine_id(), res.atomic_key + 1
-    return bool(updated)
+    return res.pk in take_over_many([res])
 
 
 def take_over_many(rows):
