@@ -3,6 +3,7 @@ import json
 
 from heatweb.exceptions import HeatError
 from stacks.definitions import definition_cache
+from stacks.models import states as st
 from stacks.selectors import stack_summary_row
 
 
@@ -29,10 +30,6 @@ class Links:
         return f"{self.stack(stack)}/resources/{event.resource_name}/events/{event.uuid}"
 
 
-LOCKED_STATES = frozenset(("LOCK_IN_PROGRESS", "LOCK_COMPLETE", "LOCK_FAILED",
-                           "UNLOCK_IN_PROGRESS", "UNLOCK_FAILED"))
-
-
 def stack_summary(row, links):
     """Heat's summary of a stack, from its summary row (``selectors.stack_list``)."""
     return {
@@ -47,7 +44,7 @@ def stack_summary(row, links):
         "parent": str(row["parent_id"]) if row["parent_id"] else None,
         "stack_user_project_id": row["project_id"], "project": row["project_id"],
         "tags": row["tags"] or None,
-        "locked": row["state"] in LOCKED_STATES, "lock_level": row["lock_level"] or None,
+        "locked": row["state"] in st.LOCKED_STATES, "lock_level": row["lock_level"] or None,
         "lock_reason": row["lock_reason"] or None, "locked_by": row["locked_by_name"],
         "locked_at": heat_time(row["locked_at"]),
         "lock_expires_at": heat_time(row["lock_expires_at"]),

@@ -7,7 +7,7 @@ from stacks.models import Stack
 from stacks.models import states as st
 from stacks.plugins import plugin_for, stack_context
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
-from stacks.resources.registry import get_plugin, has_type
+from stacks.resources.registry import plugin_or_base
 
 # Whole states, not suffixes: the (project, state, created_at) index serves them.
 STATUS_FILTERS = {
@@ -85,8 +85,7 @@ def attribute_rows(stack, res, *, user, role):
     the stack's owner and the project's admins see it; for others it is
     masked.
     """
-    plugin = get_plugin(res.type) if has_type(res.type) else None
-    signed = set(plugin.signed_url_attributes) if plugin else set()
+    signed = set(plugin_or_base(res.type).signed_url_attributes)
     visible = role == Role.ADMIN or (stack.user_id is not None and stack.user_id == user.pk)
     return [(name, value, name in signed and bool(value) and not visible)
             for name, value in (res.attributes_data or {}).items()]

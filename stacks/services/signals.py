@@ -38,7 +38,7 @@ def resource_signal(stack, res, details):
     answer = plugin.handle_signal(details if details is not None else {})
     if plugin.data != before:
         Resource.objects.filter(pk=res.pk).update(plugin_data=plugin.data)
-    woken = plugin.signal_wakes() if hasattr(plugin, "signal_wakes") else ()
+    woken = plugin.signal_wakes()
     if woken:
         transaction.on_commit(lambda: wait_poke(woken))
     reason = answer if isinstance(answer, str) else "Signal: received"
