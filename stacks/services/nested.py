@@ -18,7 +18,7 @@ from stacks.models import Resource, Stack
 from stacks.models import states as st
 from stacks.resources.autoscaling import AutoScalingGroup
 from stacks.resources.base import ResourceFailure
-from stacks.plugins import plugin_for, stack_context
+from stacks.plugins import node_data, plugin_for, stack_context
 from stacks.selectors import stack_outputs
 from stacks.services import lifecycle
 from stacks.services.actions import stack_action
@@ -131,15 +131,15 @@ def nested_outputs(child_id):
 
 
 def nested_resources_data(child_id):
-    """``{name: {"ref", "attrs"}}`` of the child's current resources (a group's members)."""
+    """``{name: node_data}`` (``ref``, ``attrs``, ...) of the child's current resources
+    (a group's members)."""
     child = nested_get(child_id)
     if child is None or child.deleted_at is not None:
         return {}
     ctx = stack_context(child)
     rows = Resource.objects.filter(stack=child, replaced_by__isnull=True).exclude(
         state__in=("DELETE_COMPLETE", "INIT_COMPLETE"))
-    return {res.name: {"ref": plugin_for(ctx, res).get_reference_id(),
-                       "attrs": res.attributes_data} for res in rows}
+    return {res.name: node_data(res, plugin_for(ctx, res)) for res in rows}
 
 
 def nested_lock(child_id, *, parent_id):

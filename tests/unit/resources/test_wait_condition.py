@@ -1,8 +1,12 @@
 """Wait condition schemas: what a template may say, checked without a database."""
+from types import SimpleNamespace
+
 import pytest
 
 from heatweb.exceptions import StackValidationFailed
+from heatweb.models import Role
 from stacks.hot.values import UNRESOLVED
+from stacks.pages.selectors import attribute_rows
 from stacks.resources import registry
 from stacks.resources.wait_condition import WaitCondition, WaitConditionHandle
 
@@ -49,3 +53,12 @@ def test_handle_transports():
 def test_signal_urls_are_shown_to_owners_only():
     assert set(WaitConditionHandle.signed_url_attributes) == \
         {"endpoint", "token", "curl_cli", "signal"}
+    # What the resource page does with them: the owner sees them, a reader does not.
+    stack = SimpleNamespace(user_id=1)
+    res = SimpleNamespace(type="OS::Heat::WaitConditionHandle", attributes_data={
+        "endpoint": "http://h/webhooks/signal/x/y", "token": "y", "curl_cli": "curl ...",
+        "signal": {"endpoint": "http://h/webhooks/signal/x/y"}})
+    owner = attribute_rows(stack, res, user=SimpleNamespace(pk=1), role=Role.MEMBER)
+    reader = attribute_rows(stack, res, user=SimpleNamespace(pk=2), role=Role.READER)
+    assert not any(masked for _, _, masked in owner)
+    assert all(masked for _, _, masked in reader)
