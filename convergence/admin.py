@@ -1,4 +1,5 @@
-"""Admin: sync points, traversals, engines and the outbox, read-only; releasing a dead engine's locks.
+"""Admin: sync points, traversals, engines, the outbox and hook pauses, read-only;
+releasing a dead engine's locks.
 
 Nothing here writes a state: releasing locks goes through the same recovery
 service the engines use (the resource's django-fsm ``mark_failed``).
@@ -9,7 +10,7 @@ from django.db.models import Count, OuterRef, Subquery
 from convergence.engines import engine_row_alive
 from convergence.inspect import current_sync_points, engine_holds, sync_point_label, \
     traversal_drawing, traversal_nodes, waiting_sync_point_ids
-from convergence.models import Engine, OutboxMessage, SyncPoint, Traversal
+from convergence.models import Breakpoint, Engine, OutboxMessage, SyncPoint, Traversal
 from convergence.recovery import engine_locks_release
 from heatweb.admin import ReadOnlyAdmin
 from heatweb.exceptions import HeatError
@@ -64,9 +65,16 @@ def _short(value):
     return f"{str(value)[:8]}…" if value else "—"
 
 
+@admin.display(description="stack", ordering="stack__name")
+def stack_name(obj):
+    """The stack's name (its id is on the stack's own page): keeps the list narrow."""
+    return obj.stack.name if obj.stack_id else "—"
+
+
 @admin.register(SyncPoint)
 class SyncPointAdmin(ReadOnlyAdmin):
-    list_display = ("node", "stack", "short_traversal", "ready", "waiting_for", "updated_at")
+    list_display = ("node", stack_name, "short_traversal", "ready", "waiting_for",
+                    "updated_at")
     list_filter = (WaitingFilter, CurrentTraversalFilter, "is_update")
     search_fields = ("entity_id", "traversal_id", "stack__name")
     list_select_related = ("stack",)
@@ -94,7 +102,7 @@ class SyncPointAdmin(ReadOnlyAdmin):
 class TraversalAdmin(ReadOnlyAdmin):
     """A traversal's page lists its nodes by resource and action with their sync points."""
 
-    list_display = ("short_id", "stack", "action", "current", "node_count", "created_at",
+    list_display = ("short_id", stack_name, "action", "current", "node_count", "created_at",
                     "outcome")
     list_filter = ("action", OutcomeFilter)
     search_fields = ("id", "stack__name")
@@ -174,3 +182,15 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
     list_select_related = ("stack",)
     readonly_fields = ("task", "args", "stack", "traversal_id", "due_at", "claimed_by",
                        "claimed_until", "created_at")
+
+
+@admin.register(Breakpoint)
+class BreakpointAdmin(ReadOnlyAdmin):
+    """Nodes paused on a hook; a user clears one with a signal ``{"unset_hook": ...}``."""
+
+    list_display = ("stack", "resource_id", "hook", "cleared", "traversal_id", "created_at")
+    list_filter = ("hook", "cleared")
+    search_fields = ("stack__name", "traversal_id")
+    list_select_related = ("stack",)
+    readonly_fields = ("stack", "resource_id", "hook", "cleared", "traversal_id", "entity",
+                       "data", "created_at")

@@ -16,6 +16,7 @@ from django.db import connections, transaction
 from django_fsm import TransitionNotAllowed
 
 from convergence import waiting
+from convergence.breakpoints import pause_after
 from convergence.engines import engine_alive, engine_id
 from convergence.recovery import lock_break, resume_waiting
 from convergence.rows import INCREMENT, row_update
@@ -24,24 +25,25 @@ from stacks.models import Resource
 from stacks.models import states as st
 from stacks.models.events import resource_event
 from stacks.models.states import STATELESS_ACTIONS
-from stacks.plugins import node_data
+from stacks.plugins import node_data, plugin_class, plugin_for
 from stacks.resources.base import CREATION_KEY
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 
 log = logging.getLogger(__name__)
 
-CONVERGE_ACTIONS = ("CREATE", "UPDATE", "ROLLBACK")
+CONVERGE_ACTIONS = ("CREATE", "UPDATE", "ROLLBACK", "RESTORE", "ADOPT")
 WALK_SKIP_WHEN_DONE = ("SUSPEND", "RESUME", "LOCK", "UNLOCK")
 
 
 @dataclass
 class Outcome:
-    kind: str  # done | waiting | failed | locked | retry
+    kind: str  # done | waiting | failed | locked | retry | paused
     data: dict | None = None
     reason: str = ""
 
 
 DONE_EMPTY = Outcome("done")
+PAUSED = Outcome("paused")  # parked on a hook (convergence.breakpoints) until it is cleared
 
 
 # Running one action --------------------------------------------------------------
@@ -242,7 +244,10 @@ def action_check(ctx, res, *, action, plugin, cookie, props, pending, entity=Non
         _wait(ctx, res, action=action, plugin=plugin, cookie=cookie, props=props, pending=pending,
               entity=entity)
         return Outcome("waiting")
-    return action_finish(ctx, res, plugin=plugin, props=props, pending=pending)
+    outcome = action_finish(ctx, res, plugin=plugin, props=props, pending=pending)
+    if pause_after(ctx, res, action=action, entity=entity, data=outcome.data):
+        return PAUSED
+    return outcome
 
 
 def _wait(ctx, res, *, action, plugin, cookie, props, pending, entity):
@@ -259,7 +264,7 @@ def _wait(ctx, res, *, action, plugin, cookie, props, pending, entity):
         res.physical_resource_id = fields["physical_resource_id"]
         _save_after_lock_broken(res, {"physical_resource_id": res.physical_resource_id})
         return
-    waiting.wait_add(ctx, res, cookie=cookie)
+    waiting.wait_add(ctx, res, cookie=cookie, until=plugin.wake_at(cookie))
 
 
 def action_finish(ctx, res, *, plugin, props, pending):
@@ -311,8 +316,15 @@ def action_fail(ctx, res, *, action, error):
 
 
 def action_abort(ctx, res):
-    """The stack stopped (timeout, cancel) while this resource was waiting."""
+    """The stack stopped (timeout, cancel) while this resource was waiting; its plugin
+    is told (Heat's ``handle_<action>_cancel``)."""
     action = res.action_cookie["action"] if res.action_cookie else res.action
+    if res.action_cookie:
+        try:
+            plugin_for(ctx, res, res.action_cookie.get("props"), plugin_class(ctx, res)) \
+                .handle_cancel(action, res.action_cookie.get("cookie"))
+        except Exception:  # noqa: BLE001 - the abort goes on, as Heat's cancel does
+            log.exception("cancelling %s of %s", action, res.name)
     if res.status == st.IN_PROGRESS:
         res.mark_failed()
     res.status_reason = f"{action} aborted: stack is {ctx.stack.state}"

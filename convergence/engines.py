@@ -64,6 +64,10 @@ def _every(pid, seconds, work):
             work()
         except Exception:  # noqa: BLE001 - the thread must survive a busy database or broker
             log.exception("engine %s", threading.current_thread().name)
+        finally:
+            # obsolete (CONN_MAX_AGE 0: always) before the wait, not after it: a waiting
+            # thread then holds no connection
+            close_old_connections()
 
 
 def _beat(ident):

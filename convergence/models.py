@@ -94,7 +94,10 @@ class Waiter(models.Model):
     ``kind``/``object_id``/``ready_on`` name a cloud object whose status the
     poll round reads with one list call per kind for all waiters of a
     project; with no kind, the plugin's own check runs at ``next_check``
-    (or at once when poked). Times are seconds since the epoch.
+    (or at once when poked). Times are seconds since the epoch. ``ticket`` is
+    new at every registration: a round removes the rows it read by it, never
+    the same wait registered again meanwhile (a timed wait's ``next_check``
+    is the same every time).
     """
 
     resource_id = models.BigIntegerField(primary_key=True)
@@ -107,6 +110,7 @@ class Waiter(models.Model):
     since = models.FloatField()
     next_check = models.FloatField()
     deadline = models.FloatField(null=True, blank=True)
+    ticket = models.CharField(max_length=32, blank=True, default="")
 
     def __str__(self):
         return f"resource {self.resource_id} waits on {self.kind or 'its plugin'} {self.object_id}"
@@ -118,6 +122,36 @@ class PollRound(models.Model):
     project_id = models.CharField(primary_key=True, max_length=64)
     token = models.CharField(max_length=32)
     due_at = models.FloatField()
+    # Set when the round's task began: it may have read the stacks before a change a
+    # caller now wants seen, so a round asked for then is a new one, not this one.
+    started_at = models.FloatField(null=True, blank=True)
 
     def __str__(self):
         return f"poll round of {self.project_id} due {self.due_at}"
+
+
+class Breakpoint(models.Model):
+    """A node of a traversal paused on a hook (breakpoint) of its resource.
+
+    Nothing runs while it waits: the node (``entity``) and what it needs to
+    go on (``data``: its input for a ``pre-`` hook, its output for a
+    ``post-`` one) are kept here until a signal ``{"unset_hook": ...}``
+    clears it (``cleared``), which sends the node on. A cleared row stays
+    until its traversal ends, so a rerun of the node passes the hook.
+    """
+
+    resource_id = models.BigIntegerField()
+    hook = models.CharField(max_length=16)
+    stack = models.ForeignKey("stacks.Stack", on_delete=models.CASCADE, related_name="+")
+    traversal_id = models.CharField(max_length=36, db_index=True)
+    entity = models.JSONField(default=list)
+    data = models.JSONField(default=dict, blank=True, null=True)
+    cleared = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["resource_id", "hook"],
+                                               name="uniq_breakpoint")]
+
+    def __str__(self):
+        return f"resource {self.resource_id} {self.hook}{' (cleared)' if self.cleared else ''}"

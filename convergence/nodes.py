@@ -4,22 +4,26 @@ import logging
 from django.db import connection
 
 from convergence.check_resource import (
-    CONVERGE_ACTIONS, DONE_EMPTY, STATELESS_ACTIONS, WALK_SKIP_WHEN_DONE, Outcome,
+    CONVERGE_ACTIONS, DONE_EMPTY, PAUSED, STATELESS_ACTIONS, WALK_SKIP_WHEN_DONE, Outcome,
     _locked_elsewhere, action_abort, action_check, action_fail, action_start,
     first_checks_run, handles_run)
+from convergence.breakpoints import pause_before
 from convergence.engines import engine_id
+from convergence.models import Breakpoint
 from convergence.services import nodes_enqueue, propagate, retrigger, traversal_complete, \
     traversal_fail
-from convergence.sync_points import node_key, sync_points_for
+from convergence.sync_points import node_key, sync_point_merge, sync_points_for
 from convergence.waiting import waits_flush
 from heatweb.exceptions import HeatError
 from stacks.definitions import definition_cache
 from stacks.models import Resource, Stack
 from stacks.models import states as st
 from stacks.models.events import EventRecorder
-from stacks.plugins import InputLookup, NodeContext, node_data, plugin_class, plugin_context, \
-    plugin_for
+from stacks.plugins import REPLACE, UNCHANGED, InputLookup, NodeContext, node_data, \
+    plugin_class, plugin_context, plugin_for, update_decision
 from stacks.resources.base import ResourceFailure
+from stacks.resources.deletion_policy import deletion_policy, with_policy
+from stacks.resources.external import refused_change
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 
 log = logging.getLogger(__name__)
@@ -41,7 +45,11 @@ def _flush(ctx):
 
 
 def _current_stack(stack_id, traversal_id):
-    stack = Stack.objects.filter(pk=stack_id).first()
+    # The raw template's environment and files come along (plugin classes and hooks
+    # read them); its template, which grows with the stack (a group of 10,000
+    # members: megabytes of JSON), is read only when the definition is not cached.
+    stack = Stack.objects.filter(pk=stack_id).select_related("raw_template").defer(
+        "raw_template__template").first()
     if stack is None or stack.current_traversal != traversal_id or \
             stack.status != st.IN_PROGRESS:
         return None
@@ -121,6 +129,11 @@ def _run_batch(ctx, nodes):
                                  sync_point.successors))
             elif outcome.kind == "retry":
                 again.append([entity, is_update, data])
+            elif outcome.kind == "locked" and data:
+                # The holder retriggers this node from its sync point when it is done:
+                # keep the input there (a node with one predecessor was sent it directly).
+                sync_point_merge(traversal_id=ctx.traversal_id, entity_id=entity,
+                                 is_update=bool(is_update), additions=data)
             elif outcome.kind == "failed":
                 failure = outcome.reason
                 break
@@ -172,29 +185,42 @@ def converge_update(ctx, res, *, data):
         # An older traversal's action is still running on it: wait for its retrigger
         # (or break the lock of a dead engine) before deciding update or replace.
         return _locked_elsewhere(res)
-    lookup = InputLookup(data)
+    if res.action != "DELETE" and pause_before(
+            ctx, res, action="CREATE" if res.state == st.INIT_COMPLETE else "UPDATE", data=data):
+        return PAUSED
+    lookup = InputLookup(data, definition.plugins)
     cls = definition.plugins[res.name]
     raw = definition.template.resolve(defn.properties, definition.params, lookup)
     props = cls.validate_properties(raw or {}, resource_name=res.name)
     pending = {"requires": lookup.requires, "template_id": ctx.stack.raw_template_id}
+    policy = cls.validate_update_policy(
+        definition.template.resolve(defn.update_policy, definition.params, lookup),
+        resource_name=res.name) if cls.update_policy_schema else None
     if res.state in (st.INIT_COMPLETE, "CREATE_FAILED"):
-        return action_start(ctx, res, action="CREATE", plugin=plugin_for(ctx, res, props, cls),
+        # An adopted stack's resources take the physical objects they were given.
+        first = "ADOPT" if ctx.stack.action == "ADOPT" else "CREATE"
+        return action_start(ctx, res, action=first,
+                            plugin=plugin_for(ctx, res, props, cls, update_policy=policy),
                             props=props, pending=pending)
     old = res.properties_data or {}
-    changed = {k for k in set(props) | set(old) if props.get(k) != old.get(k)}
-    if res.type != defn.type or res.action == "DELETE" or \
-            (changed and cls.needs_replacement_for(old, props, changed)):
-        return replace(ctx, res, defn=defn, cls=cls, props=props, pending=pending)
-    if not changed and res.status != st.FAILED:
+    refused = refused_change(old, props, resource_name=res.name, type_name=defn.type)
+    if refused:  # external_id added, changed or removed: Heat refuses it
+        return _fail_unstarted(ctx, res, error=refused)
+    decision, changed = update_decision(res, resource_type=defn.type, cls=cls, props=props)
+    if decision == REPLACE:
+        return replace(ctx, res, defn=defn, cls=cls, props=props, pending=pending,
+                       policy=policy)
+    if decision == UNCHANGED:
         if res.requires != pending["requires"]:
             # template_id is left as it was: unchanged, the resource is what that template said
             Resource.objects.filter(pk=res.pk).update(**pending)
         return Outcome("done", data=node_data(res, plugin_for(ctx, res, cls=cls)))
-    return action_start(ctx, res, action="UPDATE", plugin=plugin_for(ctx, res, cls=cls),
+    return action_start(ctx, res, action="UPDATE",
+                        plugin=plugin_for(ctx, res, cls=cls, update_policy=policy),
                         props=props, pending=pending, args=(props, changed))
 
 
-def replace(ctx, res, *, defn, cls, props, pending):
+def replace(ctx, res, *, defn, cls, props, pending, policy=None):
     """Create a new resource for ``res``; its cleanup node deletes the old one.
 
     The old one first hands over what its replacement takes (a server's
@@ -208,13 +234,17 @@ def replace(ctx, res, *, defn, cls, props, pending):
                                   replaces=res, template_id=pending["template_id"],
                                   requires=pending["requires"])
     Resource.objects.filter(pk=res.pk).update(replaced_by=new)
-    return action_start(ctx, new, action="CREATE", plugin=plugin_for(ctx, new, props, cls),
+    return action_start(ctx, new, action="CREATE",
+                        plugin=plugin_for(ctx, new, props, cls, update_policy=policy),
                         props=props, pending=pending)
 
 
 def converge_cleanup(ctx, res, *, delete):
     if not delete or res.state == "DELETE_COMPLETE":
         return DONE_EMPTY
+    if res.state != st.INIT_COMPLETE and pause_before(ctx, res, action="DELETE",
+                                                      data=ctx.node_input):
+        return PAUSED
     plugin = plugin_for(ctx, res)
     if res.plugin_data.get(PHYSICAL_LOCK_FLAG) and not plugin.nested_stack:
         # A stack deleted from LOCK_FAILED/UNLOCK_FAILED: release the lock first.
@@ -224,6 +254,10 @@ def converge_cleanup(ctx, res, *, delete):
             return _fail_unstarted_delete(ctx, res, error=error)
         res.plugin_data = {**plugin.data, PHYSICAL_LOCK_FLAG: False}
         Resource.objects.filter(pk=res.pk).update(plugin_data=res.plugin_data)
+    if res.action != "DELETE":  # (a DELETE's own plugin_class applies it already)
+        policy = deletion_policy(res)
+        if policy != "Delete":  # Retain / Snapshot: the physical object stays
+            plugin = plugin_for(ctx, res, cls=with_policy(type(plugin), policy))
     return action_start(ctx, res, action="DELETE", plugin=plugin, pending={})
 
 
@@ -273,7 +307,7 @@ def node_poll(stack_id, traversal_id, *, resource_id):
         return
     moved = stack.current_traversal != traversal_id
     if stack.status != st.IN_PROGRESS or stack.deleted_at is not None or \
-            (moved and stack.action in ("ROLLBACK", "DELETE")):
+            (moved and stack.action in ("ROLLBACK", "DELETE", "LOCK")):
         # Cancelled, timed out, failed, rolled back or being deleted: stop
         # waiting. A newer update instead lets the action finish and then
         # retriggers it.
@@ -357,3 +391,25 @@ def _after_single(ctx, res, *, outcome, entity):
         [(node_key(node_entity, is_update), outcome.data, sync_point.successors)])
     if stack_done:
         traversal_complete(ctx.stack.pk, ctx.traversal_id)
+
+
+def hook_release(stack_id, traversal_id, *, resource_id, hook):
+    """A hook was cleared: run its node again (``pre-``) or pass its output on (``post-``)."""
+    row = Breakpoint.objects.filter(resource_id=resource_id, hook=hook,
+                                    traversal_id=traversal_id, cleared=True).first()
+    if row is None or not _still_current(stack_id, traversal_id):
+        return  # its traversal ended or was superseded (which dropped the row)
+    entity, is_update = row.entity
+    if hook.startswith("pre-"):
+        nodes_enqueue(str(stack_id), traversal_id, [[entity, is_update, row.data or {}]])
+        return
+    own = sync_points_for(traversal_id, [(entity, is_update)])
+    sync_point = own.get((str(entity), bool(is_update)))
+    if sync_point is None:
+        retrigger(stack_id, entity)
+        return
+    stack = Stack.objects.get(pk=stack_id)
+    _, stack_done = propagate(stack, traversal_id,
+                              [(node_key(entity, is_update), row.data, sync_point.successors)])
+    if stack_done:
+        traversal_complete(stack_id, traversal_id)

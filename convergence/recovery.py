@@ -14,7 +14,12 @@ A stack in progress that nobody works on (no lock, no waiter, no task
 due, no event for ``RESTART_AFTER_SECONDS``: a task was lost between two
 nodes) has its action started over in a new traversal
 (``stacks.services.restart``). One that holds no live engine's lock and
-has written no event for ``STALL_SECONDS`` is failed with a reason.
+has written no event for ``STALL_SECONDS`` is failed with a reason. A
+stack paused on a hook (``convergence.breakpoints``) is neither: it waits
+for a user.
+Neither happens while the broker still holds a task of the stack's
+current traversal: its work is late (a backlog after a crash), not lost,
+and restarting it only added traversals and stale messages to the backlog.
 """
 import logging
 from datetime import timedelta
@@ -23,11 +28,12 @@ from django.conf import settings
 from django.db.models import F, Max
 from django.utils import timezone
 
+from convergence.breakpoints import paused_stack_ids
 from convergence.engines import dead_engines, engine_alive, engine_row_alive, live_engines
 from convergence.models import Engine, OutboxMessage, Traversal, Waiter
 from convergence.services import nodes_enqueue, retrigger, traversal_fail
 from convergence.waiting import rounds_revive, wait_poke
-from heatweb.broker import broker_restore_unacked
+from heatweb.broker import broker_queued_tasks, broker_restore_unacked
 from heatweb.celery import app
 from heatweb.exceptions import Conflict
 from stacks.models import Event, Resource, Stack
@@ -37,6 +43,10 @@ from stacks.models.events import resource_event
 log = logging.getLogger(__name__)
 STATELESS = ("LOCK", "UNLOCK")
 MAX_RESTARTS = 3
+# Tasks whose second argument is a traversal id.
+TRAVERSAL_TASKS = {"convergence.converge_nodes", "convergence.poll_node",
+                   "convergence.waits_complete", "convergence.traversal_finish",
+                   "convergence.stack_timeout"}
 
 # More work for every sweep, registered by the apps at start (the stacks app
 # expires locks and verifies physical locks): convergence imports no stack service.
@@ -133,8 +143,9 @@ def sweep():
         recover_resource(res, res.engine_id)
     broker_restore_unacked(app)
     rounds_revive()
-    _restart_quiet()
-    _fail_stalled()
+    queued = QueuedTraversals()
+    _restart_quiet(queued)
+    _fail_stalled(queued)
     for handler in _sweep_handlers:
         try:
             handler()
@@ -152,14 +163,32 @@ def on_stack_quiet(restart, *, actions):
     _restarter.update(restart=restart, actions=tuple(actions))
 
 
-def _restart_quiet():
+class QueuedTraversals:
+    """The traversals the broker holds tasks of, listed once per sweep and only when asked."""
+
+    def __init__(self):
+        self._ids = None
+        self._listed = False
+
+    def __contains__(self, traversal_id):
+        if not self._listed:
+            self._listed = True
+            tasks = broker_queued_tasks(app)
+            if tasks is not None:
+                self._ids = {args[1] for name, args in tasks
+                             if name in TRAVERSAL_TASKS and len(args) > 1}
+        return self._ids is not None and traversal_id in self._ids
+
+
+def _restart_quiet(queued=None):
     """Start over the action of a stack in progress that nobody works on (a task was lost).
 
     Quiet: no event for ``RESTART_AFTER_SECONDS``, no resource locked (a
-    dead engine's locks are taken up above), no waiter, no outbox row due
-    and no child in progress. At most ``MAX_RESTARTS`` per action; after
-    that the stall sweep fails the stack.
+    dead engine's locks are taken up above), no waiter, no outbox row due,
+    no child in progress and no task of its traversal in the broker. At
+    most ``MAX_RESTARTS`` per action; after that the stall sweep fails the stack.
     """
+    queued = queued or QueuedTraversals()
     if not _restarter:
         return
     restart, restartable = _restarter["restart"], _restarter["actions"]
@@ -168,7 +197,7 @@ def _restart_quiet():
     limit = now - timedelta(seconds=quiet)
     for stack in Stack.objects.filter(state__in=[f"{a}_IN_PROGRESS" for a in restartable],
                                       deleted_at__isnull=True, action_started_at__lt=limit):
-        if _worked_on(stack, since=limit, now=now):
+        if _worked_on(stack, since=limit, now=now) or stack.current_traversal in queued:
             continue
         traversals = Traversal.objects.filter(stack=stack,
                                               created_at__gte=stack.action_started_at).count()
@@ -186,10 +215,11 @@ def _worked_on(stack, *, since, now):
         Resource.objects.filter(stack=stack, engine_id__isnull=False).exists() or \
         Waiter.objects.filter(stack_id=stack.pk).exists() or \
         OutboxMessage.objects.filter(stack_id=stack.pk, due_at__lte=now).exists() or \
-        _children_busy(stack)
+        _children_busy(stack) or bool(paused_stack_ids([stack.pk]))
 
 
-def _fail_stalled():
+def _fail_stalled(queued=None):
+    queued = queued or QueuedTraversals()
     stall = settings.HEATWEB.get("STALL_SECONDS", 300)
     limit = timezone.now() - timedelta(seconds=stall)
     candidates = Stack.objects.filter(state__in=st.IN_PROGRESS_STATES, deleted_at__isnull=True,
@@ -200,8 +230,9 @@ def _fail_stalled():
             continue
         holders = set(Resource.objects.filter(stack=stack, engine_id__isnull=False)
                       .values_list("engine_id", flat=True))
-        if any(engine_alive(h) for h in holders) or _children_busy(stack):
-            continue
+        if any(engine_alive(h) for h in holders) or _children_busy(stack) or \
+                paused_stack_ids([stack.pk]) or stack.current_traversal in queued:
+            continue  # busy, paused on a hook until a user clears it, or its work is queued
         traversal_fail(stack.pk, stack.current_traversal,
                        f"Stack {stack.action} stalled: no engine made progress for {stall:.0f} s")
 

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from convergence.breakpoints import breakpoints_drop
 from convergence.models import SyncPoint, Traversal
 from convergence.outbox import outbox_add, outbox_discard
 from convergence.sync_points import sync_point_merge, sync_points_create
@@ -35,6 +36,38 @@ def on_stack_failed(handler):
     """Call ``handler(stack, action)`` after a traversal failed ``stack``'s ``action``."""
     if handler not in _stack_failed_handlers:
         _stack_failed_handlers.append(handler)
+
+
+# What the stack services record when a traversal ends (a snapshot's data and status).
+_traversal_finished_handlers = []
+
+
+def on_traversal_finished(handler):
+    """Call ``handler(stack, action, traversal_id, outcome)`` in the transaction that
+    ends a traversal (``outcome``: COMPLETE or FAILED)."""
+    if handler not in _traversal_finished_handlers:
+        _traversal_finished_handlers.append(handler)
+
+
+def _finished(stack, action, traversal_id, outcome):
+    for handler in _traversal_finished_handlers:
+        handler(stack, action, traversal_id, outcome)
+
+
+# What the stack services do when a traversal ends, in its transaction (a lock waiting
+# for the stack to settle is taken): registered by the stacks app at start.
+_stack_settled_handlers = []
+
+
+def on_stack_settled(handler):
+    """Call ``handler(stack)`` in the transaction that completed or failed a traversal."""
+    if handler not in _stack_settled_handlers:
+        _stack_settled_handlers.append(handler)
+
+
+def _settled(stack):
+    for handler in _stack_settled_handlers:
+        handler(stack)
 
 
 def new_traversal_id():
@@ -63,6 +96,7 @@ def traversal_begin(stack, *, traversal_id, graph, reason):
     Traversal.objects.create(id=traversal_id, stack=stack, action=stack.action,
                              node_count=len(graph.nodes))
     SyncPoint.objects.filter(stack=stack).exclude(traversal_id=traversal_id).delete()
+    breakpoints_drop(stack, keep_traversal=traversal_id)
     sync_points_create(stack, traversal_id, graph)
     stack_event(stack, reason).save()
     # The reason line follows the action now running (not the previous action's end).
@@ -143,19 +177,24 @@ def traversal_complete(stack_id, traversal_id):
         action = stack.action
         stack.mark_complete()
         now = timezone.now()
-        fields = {"state": stack.state, "updated_at": now,
+        fields = {"state": stack.state,
                   "status_reason": f"Stack {action} completed successfully"}
+        if action != "CREATE":  # as Heat: updated_time stays null until the first update
+            fields["updated_at"] = now
         if action == "DELETE":
             fields["deleted_at"] = now
             # The engine needs the owner's Keystone trust no more (Keystone mode).
             transaction.on_commit(lambda: stack_trust_delete(stack_id))
         if action == "UNLOCK":
             fields.update(lock_level="", lock_reason="", locked_by=None,
-                          locked_by_admin=False, locked_at=None, lock_expires_at=None)
+                          locked_by_admin=False, locked_at=None, lock_expires_at=None,
+                          lock_allow=[], lock_pending=None)
         Stack.objects.filter(pk=stack.pk).update(**fields)
         stack.status_reason = fields["status_reason"]
         stack_event(stack, stack.status_reason).save()
+        _finished(stack, action, traversal_id, "COMPLETE")
         _purge(stack, traversal_id, outcome="COMPLETE")
+        _settled(stack)
     poke_parent_of(stack)
     log.info("stack %s %s complete", stack.name, action)
 
@@ -169,14 +208,17 @@ def traversal_fail(stack_id, traversal_id, reason, *, allow_rollback=True):
             return
         action = stack.action
         stack.mark_failed()
-        Stack.objects.filter(pk=stack.pk).update(state=stack.state, status_reason=reason,
-                                                 updated_at=timezone.now())
+        Stack.objects.filter(pk=stack.pk).update(
+            state=stack.state, status_reason=reason,
+            **({} if action == "CREATE" else {"updated_at": timezone.now()}))
         stack.status_reason = reason
         stack_event(stack, reason).save()
+        _finished(stack, action, traversal_id, "FAILED")
         _purge(stack, traversal_id, outcome="FAILED", purge_sync_points=False)
         if allow_rollback:
             for handler in _stack_failed_handlers:
                 handler(stack, action)
+        _settled(stack)
     stack_stopped(stack)
     poke_parent_of(stack)
     log.info("stack %s %s failed: %s", stack.name, action, reason)
@@ -185,6 +227,7 @@ def traversal_fail(stack_id, traversal_id, reason, *, allow_rollback=True):
 def _purge(stack, traversal_id, *, outcome, purge_sync_points=True):
     Traversal.objects.filter(pk=traversal_id).update(finished_at=timezone.now(), outcome=outcome)
     outbox_discard(traversal_id)
+    breakpoints_drop(stack, traversal_id=traversal_id)
     if purge_sync_points:
         SyncPoint.objects.filter(traversal_id=traversal_id).delete()
     Resource.objects.filter(stack=stack, state="DELETE_COMPLETE").delete()

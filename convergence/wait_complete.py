@@ -30,7 +30,7 @@ def waits_complete(stack_id, traversal_id, *, items):
     # Stopped, rolled back or being deleted: stop waiting (a newer update
     # instead lets the action finish and then retriggers it).
     stopped = stack.status != st.IN_PROGRESS or stack.deleted_at is not None or \
-        (moved and stack.action in ("ROLLBACK", "DELETE"))
+        (moved and stack.action in ("ROLLBACK", "DELETE", "LOCK"))
     finished, failed, aborted = [], [], []
     # One commit for the batch: a crash before it leaves every resource waiting as
     # it was, and the redelivered task (or the recovery sweep) completes them.

@@ -87,23 +87,29 @@ def _deadline(stack):
 
 # Registering --------------------------------------------------------------------------
 
-def wait_add(ctx, res, *, cookie):
-    """Record that ``res`` waits; written by ``waits_flush`` when the task's work is saved."""
+def wait_add(ctx, res, *, cookie, until=None):
+    """Record that ``res`` waits; written by ``waits_flush`` when the task's work is saved.
+
+    ``until``: the end of a timed wait (the plugin's ``wake_at``), when it is looked at.
+    """
     now = time.time()
     since = res.action_cookie["since"]
     target = cookie.get("await") if isinstance(cookie, dict) else None
-    if target:
+    if target or not until:
         next_check = now + backoff(now - since)
-    elif isinstance(cookie, dict) and cookie.get("until"):
-        next_check = float(cookie["until"])  # a timed wait knows when it ends
     else:
-        next_check = now + backoff(now - since)
-    ctx.waits.append(Waiter(
+        next_check = float(until)  # a timed wait knows when it ends
+    waiter = Waiter(
         resource_id=res.pk, project_id=ctx.stack.project_id, stack_id=ctx.stack.pk,
         traversal_id=ctx.traversal_id, kind=target["kind"] if target else "",
         object_id=target["id"] if target else "",
         ready_on=target.get("ready_on", []) if target else [], since=since,
-        next_check=next_check, deadline=_deadline(ctx.stack)))
+        next_check=next_check, deadline=_deadline(ctx.stack), ticket=uuid.uuid4().hex)
+    # Not a column: a timed wait is not poked when its child stack is done (a group
+    # pausing between batches has its child done; poking it would check it again and
+    # again until the pause ends).
+    waiter.timed = bool(until) and not target
+    ctx.waits.append(waiter)
 
 
 def waits_flush(ctx):
@@ -114,13 +120,55 @@ def waits_flush(ctx):
     Waiter.objects.bulk_create(
         waits, update_conflicts=True, unique_fields=["resource_id"],
         update_fields=["project_id", "stack_id", "traversal_id", "kind", "object_id",
-                       "ready_on", "since", "next_check", "deadline"])
+                       "ready_on", "since", "next_check", "deadline", "ticket"])
     now = time.time()
     by_project = defaultdict(list)
     for waiter in waits:
         by_project[waiter.project_id].append(_due(waiter, now))
     for project_id, dues in by_project.items():
         round_ensure(project_id, countdown=max(0.0, min(dues) - now))
+    _poke_finished_children([w for w in waits if not w.kind and not getattr(w, "timed", False)])
+
+
+def _poke_finished_children(waits):
+    """Poke the new waits whose child stack already finished (its poke found no waiter).
+
+    A child can finish between its parent's first check and the commit of
+    the parent's waiter; its ``poke_parent_of`` then found nothing to poke and
+    the parent waited for a round (``WAIT_MIN_SECONDS``). Finished means what
+    a child stack resource's check takes for done or failed (a child at
+    rest in another action's state is left to the rounds, so a poke can
+    never come back to itself). Two queries, only when waits are on plugins.
+    """
+    if not waits:
+        return
+    actions = {pk: (name, (cookie or {}).get("action")) for pk, name, cookie in
+               Resource.objects.filter(pk__in=[w.resource_id for w in waits])
+               .values_list("pk", "name", "action_cookie")}
+    children = Stack.objects.filter(
+        parent_id__in={w.stack_id for w in waits},
+        parent_resource_name__in={name for name, _ in actions.values()},
+    ).exclude(state__in=st.IN_PROGRESS_STATES, deleted_at__isnull=True)
+    finished = {(parent, name, action) for parent, name, state, deleted in
+                children.values_list("parent_id", "parent_resource_name", "state", "deleted_at")
+                for action in _finished_actions(state, deleted)}
+    ready = [w.resource_id for w in waits
+             if (w.stack_id, *actions.get(w.resource_id, (None, None))) in finished]
+    if ready:
+        wait_poke(ready)
+
+
+def _finished_actions(state, deleted):
+    """The actions a child stack in ``state`` has finished (done or failed) for its parent."""
+    action, _, status = state.rpartition("_")
+    if deleted is not None:
+        return ("DELETE",)
+    if status == "COMPLETE":
+        return (action,)
+    if status == "FAILED":
+        return (action,) if action != "ROLLBACK" else \
+            ("CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "LOCK", "UNLOCK")
+    return ()
 
 
 def _due(waiter, now):
@@ -145,9 +193,12 @@ def round_ensure(project_id, *, countdown):
     due = now + countdown
     with transaction.atomic():
         row = PollRound.objects.select_for_update().filter(pk=project_id).first()
-        if row is not None and row.due_at <= due + SLACK_SECONDS and \
-                row.due_at > now - lost_after():
-            return  # the scheduled (or running) round comes soon enough
+        if row is not None and row.started_at is None and \
+                row.due_at <= due + SLACK_SECONDS and row.due_at > now - lost_after():
+            return  # the scheduled round, not begun yet, comes soon enough
+        # None scheduled, too late, lost, or one already running: it may have read the
+        # stacks before the caller's change (seen: a lock's cancel left 50 waits waiting
+        # 600 s), so a new round with a new token; the running one's reschedule is dropped.
         token = uuid.uuid4().hex
         if row is None:
             try:
@@ -156,7 +207,8 @@ def round_ensure(project_id, *, countdown):
             except IntegrityError:
                 return  # another engine scheduled it just now
         else:
-            PollRound.objects.filter(pk=project_id).update(token=token, due_at=due)
+            PollRound.objects.filter(pk=project_id).update(token=token, due_at=due,
+                                                           started_at=None)
         _enqueue_round(project_id, token, countdown=countdown)
 
 
@@ -176,13 +228,13 @@ def _round_reschedule(project_id, token):
             row.delete()
             return
         countdown = max(SLACK_SECONDS, min(dues) - now)
-        PollRound.objects.filter(pk=project_id).update(due_at=now + countdown)
+        PollRound.objects.filter(pk=project_id).update(due_at=now + countdown, started_at=None)
         _enqueue_round(project_id, token, countdown=countdown)
 
 
 def round_run(project_id, token):
     """One poll round of a project: one list call per kind, ready waiters completed in batches."""
-    if not PollRound.objects.filter(pk=project_id, token=token).exists():
+    if not PollRound.objects.filter(pk=project_id, token=token).update(started_at=time.time()):
         return  # a stale or duplicate round task
     waiters = list(Waiter.objects.filter(project_id=project_id))
     live = {pk: (traversal, state) for pk, traversal, state in Stack.objects.filter(
@@ -198,7 +250,8 @@ def round_run(project_id, token):
         traversal, state = live.get(waiter.stack_id, (None, ""))
         if state not in st.IN_PROGRESS_STATES:
             return False
-        return traversal == waiter.traversal_id or not state.startswith("ROLLBACK")
+        # A lock that interrupted the action (``interrupt: cancel``) stops it where it is.
+        return traversal == waiter.traversal_id or not state.startswith(("ROLLBACK", "LOCK"))
 
     # Every waiter is of this project: any of its stacks' trusts lists its objects.
     sample = Stack.objects.filter(pk__in=live).first()
@@ -263,8 +316,10 @@ def _dispatch(ready):
     Sent first, removed after: a round that dies in between only makes the
     next round send them again (a completion takes the resource over by
     compare-and-swap, so one of the two does the work). Only the very rows
-    read are removed (same ``next_check``), never a wait registered again
-    meanwhile by a completion that found the action still running.
+    read are removed (same ``ticket``), never a wait registered again
+    meanwhile by a completion that found the action still running (it can
+    run before the removal; a timed wait then has the same ``next_check``,
+    and matching on that lost the wait: seen as a stack left IN_PROGRESS).
     """
     from convergence import tasks  # cycle: convergence.tasks imports this module
 
@@ -284,7 +339,7 @@ def _remove(waiters):
     for start in range(0, len(waiters), 200):
         read = Q()
         for waiter in waiters[start:start + 200]:
-            read |= Q(pk=waiter.pk, next_check=waiter.next_check)
+            read |= Q(pk=waiter.pk, ticket=waiter.ticket)
         Waiter.objects.filter(read).delete()
 
 

@@ -2,6 +2,10 @@ from django.contrib import admin
 
 from heatweb.models import ApiToken, Membership, Project
 
+# The app list in a sidebar on every page took 300 px from the lists (traversals, sync
+# points) and clipped their columns at 1280 px; the home page and breadcrumbs remain.
+admin.site.enable_nav_sidebar = False
+
 
 class MembershipInline(admin.TabularInline):
     model = Membership

@@ -23,6 +23,7 @@ TITLES = {
     404: ("Not Found", "The resource could not be found."),
     405: ("Method Not Allowed", "The method is not allowed for this resource."),
     406: ("Not Acceptable", "The resource could not be represented as requested."),
+    408: ("Request Timeout", "The server timed out waiting for the request."),
     409: ("Conflict", "There was a conflict when trying to complete your request."),
     413: ("Request Entity Too Large", "The body of your request was too large for this server."),
     415: ("Unsupported Media Type", "The request media type is not supported."),

@@ -64,6 +64,13 @@ class ResourceTypeNotFound(StackValidationFailed):
     message_format = 'The Resource Type ({type_name}) could not be found.'
 
 
+class ResourceTypeUnavailable(BadRequest):
+    """A known resource type whose service this cloud lacks (Heat's error code 99001)."""
+
+    message_format = ('HEAT-E99001 Service {service_name} is not available for resource type '
+                      '{resource_type}, reason: {reason}')
+
+
 class CircularDependencyException(BadRequest):
     message_format = 'Circular Dependency Found: {cycle}'
 
@@ -78,6 +85,10 @@ class ImmutableParameterModified(BadRequest):
 
 class NotSupported(BadRequest):
     message_format = '{feature} is not supported.'
+
+
+class InvalidBreakPointHook(BadRequest):
+    """A hook (breakpoint) that does not exist, or is not set on the resource."""
 
 
 class InvalidActionRequest(BadRequest):

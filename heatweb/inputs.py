@@ -7,7 +7,9 @@ and refuses, with Heat's errors:
 * text that is not Unicode scalar values (a lone surrogate such as
   ``"\\ud800"``) or that holds NUL: PostgreSQL cannot store it and SQLite
   stores what no later read can encode;
-* numbers that are not finite (``NaN``, ``Infinity``);
+* numbers that are not finite (``NaN``, ``Infinity``) and integers of more
+  than ``MAX_INTEGER_DIGITS`` decimal digits (Python cannot write one of more
+  than 4,300 back as text, so it could be parsed but never stored);
 * nesting deeper than ``max_depth`` (recursive code downstream must never
   meet a RecursionError);
 * more than ``max_nodes`` nodes once aliases are expanded. Shared
@@ -21,6 +23,9 @@ import re
 from heatweb.exceptions import BadRequest, RequestLimitExceeded
 
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+MAX_INTEGER_DIGITS = 1000
+_INTEGER_BOUND = 10 ** MAX_INTEGER_DIGITS
 
 
 class InvalidInput(BadRequest):
@@ -49,6 +54,14 @@ def _check_scalar(value, where):
             raise InvalidInput(f"Invalid text in the {where()}: it holds {problem}.")
     elif isinstance(value, float) and not math.isfinite(value):
         raise InvalidInput(f"Invalid number in the {where()}: {value} is not a finite number.")
+    elif isinstance(value, int) and not -_INTEGER_BOUND < value < _INTEGER_BOUND:
+        raise huge_integer(where())
+
+
+def huge_integer(where):
+    """The refusal of an integer longer than ``MAX_INTEGER_DIGITS`` digits."""
+    return InvalidInput(f"Invalid number in the {where}: an integer of more than "
+                        f"{MAX_INTEGER_DIGITS} digits.")
 
 
 def _path(link):
@@ -137,10 +150,35 @@ def _refuse_constant(name):
     raise ValueError(f"{name} is not a finite number")
 
 
+class DuplicateKey(BadRequest):
+    """A mapping that names one key twice: which value is meant is ambiguous."""
+
+
+def _unique_object(pairs):
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(f"the key {key[:200]!r} appears twice in one object.")
+            seen.add(key)
+    return data
+
+
+def _refuse_long_integer(literal):
+    if len(literal.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise InvalidInput(f"an integer of more than {MAX_INTEGER_DIGITS} digits.")
+    return int(literal)
+
+
 def load_json(text, *, max_depth, max_nodes, what="request body"):
-    """``json.loads`` that refuses NaN/Infinity, bad text and deep or huge documents."""
+    """``json.loads`` that refuses NaN/Infinity, duplicate keys, huge integers, bad text
+    and deep or huge documents."""
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_int=_refuse_long_integer,
+                          object_pairs_hook=_unique_object)
+    except BadRequest as error:
+        raise type(error)(f"The {what} is not valid: {error.message}") from None
     except RecursionError:
         raise NestingTooDeep(
             f"The {what} is nested more than {max_depth} levels deep.") from None

@@ -141,6 +141,19 @@ def session_for_stack(stack):
     return trust_session(trust.trust_id) if trust else None
 
 
+def session_for_user(user, project_id):
+    """A keystoneauth1 Session acting as the caller with their own token, scoped to
+    ``project_id``: what Heat looks up in the request's context (a parameter's
+    custom constraint at validate and create). None outside Keystone mode or for a
+    caller without a Keystone token (the driver's own credentials then).
+    Not cached: it lives for one request."""
+    identity = getattr(user, "keystone", None)
+    if not enabled() or identity is None:
+        return None
+    return ks_session.Session(auth=v3.Token(auth_url=identity_url(), token=identity.token,
+                                            project_id=project_id), timeout=TIMEOUT)
+
+
 def _unauthenticated():
     return ks_session.Session(timeout=TIMEOUT)
 

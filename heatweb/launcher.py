@@ -1,11 +1,14 @@
-"""Runs the web server (gunicorn) and a Celery worker together; Ctrl-C stops both.
+"""Runs the web server (``heatweb.web``) and a Celery worker together; Ctrl-C stops both.
 
 Each child gets this process's environment (so the run mode, chosen by
 DATABASE_URL / CELERY_BROKER_URL, is the same for both), and its output is
 forwarded line by line with a ``[web]`` / ``[worker]`` prefix. On SIGINT or
 SIGTERM both children are stopped (SIGTERM, then SIGKILL after a grace
-period) and waited for; when one child dies on its own the other is stopped
-and the exit status is non-zero.
+period) and waited for. When one child dies on its own (a kill -9, the OOM
+killer) it is started again and the other keeps running: stopping the
+worker with the web server left the broker's queue to grow with nobody
+draining it. A child that dies ``RESTART_LIMIT`` times within
+``RESTART_WINDOW_SECONDS`` (it cannot start) stops everything, exit status 1.
 """
 import os
 import signal
@@ -19,11 +22,13 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 STOP_GRACE_SECONDS = float(os.environ.get("HEATWEB_STOP_GRACE", 30))
+RESTART_LIMIT = 5
+RESTART_WINDOW_SECONDS = 60
 
 
-# The web server's default on the 2-core machine kind: one gunicorn worker
+# The web server's default on the 2-core machine kind: one worker process
 # per core (a worker runs Python on one core at a time), 10 threads each.
-# A gthread worker serves as many requests at once as it has threads and
+# A worker runs as many requests at once as it has threads and
 # queues the rest behind them, so with 4 threads a show waited for the pages
 # queued before it; with 10 the requests a worker holds share its core and a
 # short one finishes early (bench_api, 20 readers, interleaved runs: stack list
@@ -35,19 +40,17 @@ WEB_WORKERS = int(os.environ.get("HEATWEB_WEB_WORKERS", 2))
 WEB_THREADS = int(os.environ.get("HEATWEB_WEB_THREADS", 10))
 
 
-def gunicorn_command(*, bind, web_workers):
-    """The web server's command line, as ``serve`` runs it (``bench_api`` runs the same)."""
-    bin_dir = os.path.dirname(sys.executable)
-    return [os.path.join(bin_dir, "gunicorn"), "heatweb.wsgi", "--bind", bind,
-            "--workers", str(web_workers), "--threads", str(WEB_THREADS),
-            "--access-logfile", "-", "--graceful-timeout", "5", "--timeout", "120"]
+def web_command(*, bind, web_workers):
+    """The web server's command line, as ``serve`` runs it (``bench_api`` and the live
+    tests run the same); its threads per worker come from ``HEATWEB_WEB_THREADS``."""
+    return [sys.executable, "-m", "heatweb.web", "--bind", bind, "--workers", str(web_workers)]
 
 
 def _commands(*, bind, web_workers, concurrency, web, worker, log_level="info"):
     bin_dir = os.path.dirname(sys.executable)
     commands = {}
     if web:
-        commands["web"] = gunicorn_command(bind=bind, web_workers=web_workers)
+        commands["web"] = web_command(bind=bind, web_workers=web_workers)
     if worker:
         commands["worker"] = [os.path.join(bin_dir, "celery"), "-A", "heatweb", "worker",
                               "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-l", log_level,
@@ -105,9 +108,11 @@ def _say(message):
 
 
 def serve(*, bind, web_workers=WEB_WORKERS, concurrency=2, web=True, worker=True, log_level="info"):
-    """Start the children, forward their output, stop all when one stops or on a signal.
+    """Start the children, forward their output, restart one that dies, stop all on a signal.
 
-    Returns the exit status: 0 after a signal, 1 when a child stopped by itself.
+    A child that stops by itself is started again (see the module's
+    docstring). Returns the exit status: 0 after a signal, 1 when a child
+    kept dying.
     """
     commands = _commands(bind=bind, web_workers=web_workers, concurrency=concurrency,
                          web=web, worker=worker, log_level=log_level)
@@ -121,6 +126,7 @@ def serve(*, bind, web_workers=WEB_WORKERS, concurrency=2, web=True, worker=True
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     children = {}
+    deaths = {name: [] for name in commands}
     exit_code = 0
     try:
         for name, command in commands.items():
@@ -128,10 +134,7 @@ def serve(*, bind, web_workers=WEB_WORKERS, concurrency=2, web=True, worker=True
             _say(f"started {name} (pid {children[name][0].pid}): {' '.join(command)}")
         while stopping["signal"] is None:
             dead = [n for n, (p, _) in children.items() if p.poll() is not None]
-            if dead:
-                for name in dead:
-                    _say(f"{name} stopped with exit status {children[name][0].returncode}; "
-                         "stopping the rest")
+            if not all(_restart(n, children, deaths[n], commands[n], env) for n in dead):
                 exit_code = 1
                 break
             time.sleep(0.3)
@@ -143,6 +146,22 @@ def serve(*, bind, web_workers=WEB_WORKERS, concurrency=2, web=True, worker=True
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return exit_code
+
+
+def _restart(name, children, deaths, command, env):
+    """Start a child that stopped by itself again; False when it died too often to go on."""
+    proc, thread = children[name]
+    thread.join(timeout=1)  # its last lines first
+    now = time.monotonic()
+    deaths[:] = [t for t in deaths if now - t < RESTART_WINDOW_SECONDS] + [now]
+    if len(deaths) >= RESTART_LIMIT:
+        _say(f"{name} stopped with exit status {proc.returncode}, {len(deaths)} times within "
+             f"{RESTART_WINDOW_SECONDS} s; stopping the rest")
+        return False
+    _say(f"{name} (pid {proc.pid}) stopped with exit status {proc.returncode}; starting it again")
+    children[name] = _start(name, command, env)
+    _say(f"started {name} (pid {children[name][0].pid})")
+    return True
 
 
 def _stop_all(children):

@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 
 import dj_database_url
 
+from heatweb.public_url import public_url
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("HEATWEB_DATA_DIR", BASE_DIR / "var")).resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
@@ -48,7 +50,7 @@ def _secret_key():
 
 SECRET_KEY = _secret_key()
 DEBUG = _env_bool("DJANGO_DEBUG", False)
-PUBLIC_URL = os.environ.get("HEATWEB_PUBLIC_URL", "http://127.0.0.1:8004")
+PUBLIC_URL = public_url(DATA_DIR)  # heatweb/public_url.py: the env, what serve recorded, PORT
 ALLOWED_HOSTS = allowed_hosts(os.environ.get("DJANGO_ALLOWED_HOSTS"), PUBLIC_URL)
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
@@ -119,9 +121,14 @@ WSGI_APPLICATION = "heatweb.wsgi.application"
 # Database ---------------------------------------------------------------------
 
 SQLITE_PATH = DATA_DIR / "heatweb.sqlite3"
+# Seconds a connection is kept between requests or tasks (0: closed after each one, so
+# idle threads and pool processes hold none; the test suite's services use 0 so that two
+# run modes side by side stay within PostgreSQL's max_connections).
+DB_CONN_MAX_AGE = int(os.environ.get("HEATWEB_DB_CONN_MAX_AGE", "60"))
 DATABASES = {
     "default": dj_database_url.config(
-        default=f"sqlite:///{SQLITE_PATH}", conn_max_age=60, conn_health_checks=True)
+        default=f"sqlite:///{SQLITE_PATH}", conn_max_age=DB_CONN_MAX_AGE,
+        conn_health_checks=True)
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL + busy timeout + IMMEDIATE transactions: the web process and the
@@ -205,11 +212,24 @@ def _env_int(name, default):
 # 400 or 413 in Heat's error format (README, "Limits").
 HEATWEB = {
     "MAX_REQUEST_BYTES": _env_int("HEATWEB_MAX_REQUEST_BYTES", 2 * 1024 * 1024),
+    # The web server (heatweb.web): a connection must send a whole request head
+    # within HEADER_READ_SECONDS (also how long an idle kept-alive one stays
+    # open) and its body within BODY_READ_SECONDS, or it is closed (408).
+    "HEADER_READ_SECONDS": _env_float("HEATWEB_HEADER_READ_SECONDS", 10),
+    "BODY_READ_SECONDS": _env_float("HEATWEB_BODY_READ_SECONDS", 30),
+    # A web worker process is replaced after about this many requests (0: never;
+    # idle workers give their freed memory back, see heatweb/buffering.py).
+    "WEB_MAX_REQUESTS": _env_int("HEATWEB_WEB_MAX_REQUESTS", 0),
     "MAX_TEMPLATE_BYTES": _env_int("HEATWEB_MAX_TEMPLATE_BYTES", 512 * 1024),
     "MAX_ENVIRONMENT_BYTES": _env_int("HEATWEB_MAX_ENVIRONMENT_BYTES", 512 * 1024),
     "MAX_FILE_BYTES": _env_int("HEATWEB_MAX_FILE_BYTES", 512 * 1024),
     "MAX_FILES_BYTES": _env_int("HEATWEB_MAX_FILES_BYTES", 1024 * 1024),
     "MAX_RESOURCES_PER_STACK": _env_int("HEATWEB_MAX_RESOURCES", 1000),
+    "MAX_TAGS": _env_int("HEATWEB_MAX_TAGS", 100),
+    # Heat's hidden_stack_tags: stacks with one of these tags are left out of stack
+    # lists unless ?show_hidden=true (comma separated; empty: none hidden).
+    "HIDDEN_STACK_TAGS": [t.strip() for t in os.environ.get(
+        "HEATWEB_HIDDEN_STACK_TAGS", "data-processing-cluster").split(",") if t.strip()],
     "MAX_NESTED_DEPTH": _env_int("HEATWEB_MAX_NESTED_DEPTH", 5),
     "MAX_YAML_ALIASES": _env_int("HEATWEB_MAX_YAML_ALIASES", 100),
     # Nodes of a parsed document with its aliases expanded (each scalar, list, map is one).
@@ -292,6 +312,12 @@ HEATWEB = {
     }[os.environ.get("HEATWEB_CLOUD", "simulated")],
     "OS_CLOUD": os.environ.get("OS_CLOUD", ""),
     "OS_REGION": os.environ.get("OS_REGION_NAME", "RegionOne"),
+    # Heat's enable_stack_abandon / enable_stack_adopt (off by default in Heat):
+    # on here, so `openstack stack abandon` / `stack adopt` work out of the box.
+    "ENABLE_STACK_ABANDON": _env_bool("HEATWEB_ENABLE_STACK_ABANDON", True),
+    "ENABLE_STACK_ADOPT": _env_bool("HEATWEB_ENABLE_STACK_ADOPT", True),
+    # Heat's max_snapshots_per_stack (cloud admins are not limited; -1: no limit).
+    "MAX_SNAPSHOTS_PER_STACK": _env_int("HEATWEB_MAX_SNAPSHOTS_PER_STACK", 32),
 }
 
 if HEATWEB["LOCK_HEAL"] not in ("heal", "report"):
@@ -308,13 +334,15 @@ LOGOUT_REDIRECT_URL = "/login/"
 AUTH_PASSWORD_VALIDATORS = []
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+# ISO 8601 dates everywhere, the admin too (heatweb/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["heatweb.formats"]
 USE_I18N = False
 USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
-# gunicorn serves the pages' CSS and JS through WhiteNoise; the finders let it
+# The web server serves the pages' CSS and JS through WhiteNoise; the finders let it
 # serve them straight from static/ too, so collectstatic is not required.
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

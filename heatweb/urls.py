@@ -4,7 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from heatweb import health
-from stacks.api.webhooks import SignalWebhookApi
+from stacks.api.webhooks import SignalWebhookApi, SimulatedTempUrlApi
 
 urlpatterns = [
     path("healthz", health.healthz),
@@ -16,6 +16,8 @@ urlpatterns = [
     path("v1/<str:tenant_id>/", include("softwareconfig.api.urls")),
     path("webhooks/signal/<uuid:resource_id>/<str:signature>", SignalWebhookApi.as_view(),
          name="signal-webhook"),
+    path("sim/object-store/<str:container>/<str:name>", SimulatedTempUrlApi.as_view(),
+         name="sim-temp-url"),
     path("software/", include("softwareconfig.pages.urls")),
     path("", include("stacks.pages.urls")),
 ]

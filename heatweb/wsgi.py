@@ -1,4 +1,4 @@
-"""WSGI entry point (gunicorn heatweb.wsgi)."""
+"""WSGI entry point (any WSGI server; ``heatweb.asgi`` serves it behind a request buffer)."""
 import os
 
 from django.core.wsgi import get_wsgi_application

@@ -6,4 +6,6 @@ class SoftwareconfigConfig(AppConfig):
     verbose_name = "Software configuration"
 
     def ready(self):
-        import softwareconfig.resources  # noqa: F401 - registers the resource plugins
+        import softwareconfig.deployment_groups  # noqa: F401 - registers the resource plugins
+        import softwareconfig.resources  # noqa: F401
+        import softwareconfig.structured  # noqa: F401

@@ -168,7 +168,8 @@ class SoftwareDeploymentResource(ResourcePlugin):
         "signal_transport": Property("String", description="How the agent reports back.",
                                      default="CFN_SIGNAL",
                                      constraints=(AllowedValues(SIGNAL_TRANSPORTS),)),
-        "name": Property("String", description="Name of the derived configs."),
+        "name": Property("String", description="Name of the derived configs.",
+                         update_allowed=True),
     }
     attributes_schema = {
         STDOUT: Attribute("Captured stdout from the configuration execution."),
@@ -239,12 +240,13 @@ class SoftwareDeploymentResource(ResourcePlugin):
         transport = self.properties.get("signal_transport") or "CFN_SIGNAL"
         values = dict(self.properties.get("input_values") or {})
         waits = transport != "NO_SIGNAL"
+        inputs = derived_inputs(source.inputs, values, self._deploy_inputs(action, transport)) \
+            if reacts else None
         row = services.deployment_publish(
             project_id=self.context.project_id, deployment=row,
             server_id=self.properties["server"], source=source if reacts else None,
-            action=action, input_values=values, waits=waits,
-            inputs=derived_inputs(source.inputs, values, self._deploy_inputs(action, transport))
-            if reacts else None,
+            action=action, input_values=values, waits=waits, inputs=inputs,
+            config=self.derived_config(source, inputs) if reacts else None,
             name=self.properties.get("name") or f"{self.context.stack_name}-{self.name}")
         self.physical_id = str(row.pk)
         if not reacts:
@@ -255,6 +257,10 @@ class SoftwareDeploymentResource(ResourcePlugin):
         # Not "until": the engine would take that for a timed wait and look only then.
         return {"action": action, "wait": True, "waiting_since": since,
                 "deadline": since + settings.HEATWEB["MINUTE_SECONDS"] * self._timeout_mins()}
+
+    def derived_config(self, source, inputs):
+        """The config the server gets for this deployment (the source's, as it is)."""
+        return source.config
 
     def _timeout_mins(self):
         """The stack's timeout, else the default one (Heat's default stack timeout)."""
@@ -272,6 +278,7 @@ class SoftwareDeploymentResource(ResourcePlugin):
             raise ResourceFailure(f"Deployment to server failed: {row.status_reason}")
         if row.status != "COMPLETE" and "deadline" in cookie and \
                 time.time() >= cookie["deadline"]:
+            self._cancel(row)
             raise ResourceFailure(
                 f"Deployment to server failed: no signal from the agent since "
                 f"{_clock(cookie['waiting_since'])}; gave up at {_clock(cookie['deadline'])}")
@@ -325,6 +332,17 @@ class SoftwareDeploymentResource(ResourcePlugin):
         if row is not None:
             services.deployment_delete(row)
         return True
+
+    def handle_cancel(self, action, cookie):
+        """As Heat: a deployment still waiting for its signal when the stack stops
+        (timed out, cancelled) is FAILED, so the agent and the API see it ended."""
+        self._cancel(self._row())
+
+    @staticmethod
+    def _cancel(row):
+        if row is not None and row.status == "IN_PROGRESS":
+            services.deployment_update(row, status="FAILED",
+                                       status_reason="Deployment cancelled.")
 
     def handle_signal(self, details):
         if not self.physical_id:

@@ -44,7 +44,9 @@ def config_list(project, *, limit=None, marker=None):
     """The project's configs, oldest first, after the ``marker`` config; paged as stack lists."""
     rows = SoftwareConfig.objects.filter(project=project).order_by("created_at", "id")
     if marker:
-        start = config_get(project, marker)
+        start = SoftwareConfig.objects.filter(project=project, pk=as_uuid(marker)).first()
+        if start is None:
+            raise BadRequest(f"Marker {marker} not found.")
         rows = rows.filter(Q(created_at__gt=start.created_at)
                            | Q(created_at=start.created_at, id__gt=start.pk))
     return list(rows[:page_limit(limit)])
@@ -176,12 +178,14 @@ def deployment_delete(deployment):
 
 @transaction.atomic
 def deployment_publish(*, project_id, deployment, server_id, source, action, input_values,
-                       inputs, name, waits):
+                       inputs, name, waits, config=None):
     """Publish ``source`` derived for ``action`` on the server's metadata (what
     ``OS::Heat::SoftwareDeployment`` does for each action it reacts to).
 
     Creates the deployment when ``deployment`` is None; the derived config it
-    pointed at before goes when unused. Returns the deployment.
+    pointed at before goes when unused. ``config``: the derived config's content when
+    it is not the source's (a structured deployment's, inputs substituted). Returns
+    the deployment.
     """
     if deployment is None:
         deployment = SoftwareDeployment.objects.create(
@@ -191,7 +195,7 @@ def deployment_publish(*, project_id, deployment, server_id, source, action, inp
         return deployment
     derived = SoftwareConfig.objects.create(
         project_id=project_id, derived=True, name=name, group=source.group,
-        config=source.config, outputs=source.outputs, options=source.options, inputs=inputs)
+        config=source.config if config is None else config, outputs=source.outputs, options=source.options, inputs=inputs)
     previous = deployment.config
     deployment = deployment_update(
         deployment, config_id=str(derived.pk), input_values=input_values, output_values={},
@@ -218,3 +222,16 @@ def server_metadata(project, server_id):
                                              config__isnull=False).select_related("config")
     configs = sorted((row.config for row in rows), key=lambda c: (c.name, c.created_at))
     return [config_body(c) for c in configs]
+
+
+def resource_metadata(res, project):
+    """A resource's metadata as Heat keeps it: a server configured by software deployments
+    (``user_data_format: SOFTWARE_CONFIG``), or one deployments were made for, has
+    ``deployments`` (what ``server_metadata`` lists) beside the template's metadata."""
+    server_id = res.physical_resource_id
+    configured = res.type == "OS::Nova::Server" and \
+        (res.properties_data or {}).get("user_data_format") == "SOFTWARE_CONFIG"
+    if not server_id or not (configured or SoftwareDeployment.objects.filter(
+            project=project, server_id=server_id).exists()):
+        return res.rsrc_metadata
+    return {**(res.rsrc_metadata or {}), "deployments": server_metadata(project, server_id)}

@@ -11,10 +11,11 @@ class StacksConfig(AppConfig):
         import stacks.resources  # noqa: F401
         import stacks.resources.stack  # noqa: F401
         from convergence.recovery import on_stack_quiet, on_sweep
-        from convergence.services import on_stack_failed
+        from convergence.services import on_stack_failed, on_stack_settled, \
+            on_traversal_finished
         from stacks.resources.nested_stacks import nested
-        from stacks.services import lifecycle, lock_healing, lock_schedule, lock_windows, \
-            nested as nested_services, restart
+        from stacks.services import lifecycle, lock_healing, lock_modes, lock_schedule, \
+            lock_windows, nested as nested_services, restart, snapshots
 
         # Interfaces registered at start, so the lower layers import no stack
         # service: nested-stack plugins reach child stacks, and the engine
@@ -22,9 +23,13 @@ class StacksConfig(AppConfig):
         # and a quiet one to the service that starts its action over.
         nested.register(nested_services)
         on_stack_failed(lifecycle.stack_failed)
+        on_traversal_finished(snapshots.snapshot_finished)
+        # A lock waiting for its stack to settle (an action under it, one it interrupted).
+        on_stack_settled(lock_modes.lock_settled)
         on_stack_quiet(restart.stack_traversal_restart, actions=restart.RESTARTABLE)
         # The sweep of every engine also expires locks whose window closed, verifies
         # physical locks and starts scheduled windows.
         on_sweep(lock_windows.lock_expiry_sweep)
         on_sweep(lock_healing.lock_verify_sweep)
         on_sweep(lock_schedule.lock_window_sweep)
+        on_sweep(lock_modes.lock_resume_sweep)

@@ -5,17 +5,23 @@ one template version: the parsed template, typed parameters, resource
 definitions and the plugin class of each. Building one validates the whole
 request; nothing is stored before it succeeds.
 """
+import dataclasses
 import json
 from collections import OrderedDict
 from dataclasses import dataclass
 
 from django.conf import settings
 
-from heatweb.exceptions import BadRequest, InvalidTemplate, RequestLimitExceeded, \
-    StackValidationFailed
-from stacks.hot import Limits, Template, load_text
+from heatweb.exceptions import BadRequest, HeatError, InvalidTemplate, RequestLimitExceeded, \
+    ResourceTypeUnavailable, StackValidationFailed
+from stacks.hot import UNRESOLVED, Limits, Template, load_text
+from stacks.hot.hooks import check_hooks
+from stacks.hot.environment import child_environment
+from stacks.hot.functions import contains_unresolved
 from stacks.hot.loader import check_size
 from stacks.resources import registry
+from stacks.resources.external import check_external, external_plugin
+from stacks.resources.unavailable import check_extension
 from stacks.resources.stack import TemplateResource
 
 ENV_SECTIONS = {"parameters", "parameter_defaults", "resource_registry", "event_sinks",
@@ -34,12 +40,21 @@ class StackDefinition:
         return self.plugins[name]
 
 
+# The resource budget the template budgets below are sized for.
+TEMPLATE_BUDGET_RESOURCES = 1000
+
+
 def limits():
+    """The budgets of a template. An operator who raises ``MAX_RESOURCES_PER_STACK``
+    past 1,000 gets the template's bytes and nodes budgets raised in proportion: a
+    group of 10,000 members generates a members' template of 10,000 resources,
+    which must fit (the HTTP body stays bounded by ``MAX_REQUEST_BYTES``)."""
     cfg = settings.HEATWEB
-    return Limits(max_template_bytes=cfg["MAX_TEMPLATE_BYTES"],
+    scale = max(1, -(-cfg["MAX_RESOURCES_PER_STACK"] // TEMPLATE_BUDGET_RESOURCES))
+    return Limits(max_template_bytes=cfg["MAX_TEMPLATE_BYTES"] * scale,
                   max_resources=cfg["MAX_RESOURCES_PER_STACK"],
                   max_yaml_aliases=cfg["MAX_YAML_ALIASES"],
-                  max_document_nodes=cfg["MAX_DOCUMENT_NODES"],
+                  max_document_nodes=cfg["MAX_DOCUMENT_NODES"] * scale,
                   max_nesting=cfg["MAX_NESTING"],
                   max_value_bytes=cfg["MAX_VALUE_BYTES"],
                   max_resolved_bytes=cfg["MAX_RESOLVED_BYTES"])
@@ -93,6 +108,7 @@ def normalize_environment(environment, parameters=None):
     for key in ("parameters", "parameter_defaults", "resource_registry"):
         if not isinstance(environment.get(key, {}), dict):
             raise InvalidTemplate(f"environment section {key} must be a mapping")
+    check_hooks(environment.get("resource_registry"))
     if parameters is not None and not isinstance(parameters, dict):
         raise BadRequest("parameters must be a mapping.")
     merged = dict(environment.get("parameters") or {})
@@ -101,19 +117,66 @@ def normalize_environment(environment, parameters=None):
     return environment
 
 
+def registry_mapping(registry_section, type_name):
+    """What a resource_registry maps ``type_name`` to: its own entry, else the first
+    glob entry whose prefix it has (``"OS::Networking::*": "OS::Neutron::*"`` maps
+    ``OS::Networking::Net`` to ``OS::Neutron::Net``, as Heat's); None when unmapped."""
+    mapped = registry_section.get(type_name)
+    if mapped is not None:
+        return mapped
+    for pattern, target in registry_section.items():
+        if isinstance(pattern, str) and pattern.endswith("*") and isinstance(target, str) \
+                and target.endswith("*") and type_name.startswith(pattern[:-1]):
+            return target[:-1] + type_name[len(pattern) - 1:]
+    return None
+
+
+# Heat's global environment (its etc/heat/environment.d/default.yaml): the aliases every
+# stack's resource_registry falls back to, so older templates keep working.
+GLOBAL_REGISTRY = {
+    "OS::Quantum*": "OS::Neutron*",
+    # Heat's is a template of one OS::Aodh::Alarm: on a cloud without Aodh, the same answer.
+    "AWS::CloudWatch::Alarm": "OS::Aodh::Alarm",
+    "OS::Metering::Alarm": "OS::Aodh::Alarm",
+    "OS::Ceilometer::Alarm": "OS::Aodh::Alarm",
+    "OS::Ceilometer::GnocchiResourcesAlarm": "OS::Aodh::GnocchiResourcesAlarm",
+    "OS::Ceilometer::GnocchiAggregationByMetricsAlarm":
+        "OS::Aodh::GnocchiAggregationByMetricsAlarm",
+    "OS::Ceilometer::GnocchiAggregationByResourcesAlarm":
+        "OS::Aodh::GnocchiAggregationByResourcesAlarm",
+    "OS::Ceilometer::CombinationAlarm": "OS::Aodh::CombinationAlarm",
+}
+
+
 def plugin_class_for_type(type_name, environment, files):
-    """The plugin class for a type, after the environment's resource_registry."""
-    mapped = (environment.get("resource_registry") or {}).get(type_name)
+    """The plugin class for a type, after the environment's resource_registry, then
+    Heat's global one (``GLOBAL_REGISTRY``)."""
+    mapped = registry_mapping(environment.get("resource_registry") or {}, type_name)
     if isinstance(mapped, str):
         type_name = mapped
+    if not registry.has_type(type_name) and type_name not in files:
+        alias = registry_mapping(GLOBAL_REGISTRY, type_name)
+        if alias:
+            try:
+                return registry.get_plugin(alias)
+            except ResourceTypeUnavailable as error:  # named as written, as Heat names it
+                raise ResourceTypeUnavailable(
+                    service_name=error.kwargs["service_name"], resource_type=type_name,
+                    reason=error.kwargs["reason"]) from None
     if type_name in files and not registry.has_type(type_name):
         return TemplateResource.for_file(type_name, files[type_name])
     return registry.get_plugin(type_name)
 
 
 def build_definition(template, *, environment, files=None, stack_name=None, stack_id=None,
-                     project_id=None, strict=True):
-    """Validate everything and return a StackDefinition (raises HeatError)."""
+                     project_id=None, strict=True, facade=None, unknown=()):
+    """Validate everything and return a StackDefinition (raises HeatError).
+
+    ``facade``: the parent resource's ``metadata``, ``deletion_policy`` and
+    ``update_policy`` that ``resource_facade`` answers in a child stack.
+    ``unknown``: parameters whose values are stand-ins (a validate without them); the
+    properties they give are not checked, as Heat's validate leaves them unchecked.
+    """
     files = files or {}
     if not isinstance(template, Template):
         template = parse_template(template, files)
@@ -122,38 +185,106 @@ def build_definition(template, *, environment, files=None, stack_name=None, stac
     values.update(environment.get("parameters") or {})
     params = template.parameters(values, stack_name=stack_name, stack_id=stack_id,
                                  project_id=project_id)
-    template.validate(params, resource_type_exists=lambda t: _type_exists(t, environment, files))
+    params.facade = facade
+    known_params = {**params, **{n: UNRESOLVED for n in unknown}} if unknown else params
+    template.validate(params, resource_type_exists=lambda t: _type_exists(t, environment, files),
+                      known=known_params)
     defs = template.resource_definitions(params)
     plugins = {}
     for name, defn in defs.items():
         plugin = plugin_class_for_type(defn.type, environment, files)
+        if defn.external_id is not None:
+            plugins[name] = external_plugin(plugin, check_external(
+                template.resolve(defn.external_id, params, None), resource_name=name,
+                type_name=defn.type,
+                depends_on=template.resources[name].get("depends_on")))
+            continue  # an external resource's properties are not used (Heat)
         plugins[name] = plugin
         if strict:
-            raw = template.resolve(defn.properties, params, None)
+            raw = template.resolve(defn.properties, known_params, None)
             if raw is not None and not isinstance(raw, dict):
                 raise StackValidationFailed(
                     f"Property error: resources.{name}.properties: must be a mapping")
             props = plugin.validate_properties(raw or {}, resource_name=name)
-            _validate_members(plugin, props, files=files, resource_name=name)
+            policy = template.resolve(defn.update_policy, known_params, None)
+            if not contains_unresolved(policy):
+                plugin.validate_update_policy(policy, resource_name=name)
+            _validate_members(plugin, props, environment=environment, files=files,
+                              resource_name=name)
+    defs = with_implicit_dependencies(template, params, defs, plugins)
     return StackDefinition(template=template, environment=environment, params=params,
                            resources=defs, plugins=plugins)
 
 
-def _validate_members(plugin, properties, *, files, resource_name):
+class NamesLookup:
+    """Resource values as Heat sees them before anything exists: a reference is the
+    resource's name, an attribute is None."""
+
+    def get_reference_id(self, name):
+        return name
+
+    def get_attribute(self, name, *path):
+        return None
+
+
+def with_implicit_dependencies(template, params, defs, plugins):
+    """``defs`` with each plugin's ``implicit_depends_on`` added to its ``depends_on``
+    (an edge that would close a cycle is left out)."""
+    resolved = {}
+
+    def properties_of(name):
+        if name not in resolved:
+            try:
+                value = template.resolve(defs[name].properties, params, NamesLookup())
+            except HeatError:
+                value = None
+            resolved[name] = value if isinstance(value, dict) else {}
+        return resolved[name]
+
+    graph = {name: set(defn.depends_on) for name, defn in defs.items()}
+    changed = False
+    for name, plugin in plugins.items():
+        for dep in plugin.implicit_depends_on(name, defs, properties_of):
+            if dep in defs and dep != name and dep not in graph[name] and \
+                    not _reaches(graph, dep, name):
+                graph[name].add(dep)
+                changed = True
+    if not changed:
+        return defs
+    return {name: dataclasses.replace(defn, depends_on=tuple(sorted(graph[name])))
+            for name, defn in defs.items()}
+
+
+def _reaches(graph, start, target):
+    seen, stack = set(), [start]
+    while stack:
+        node = stack.pop()
+        if node == target:
+            return True
+        if node not in seen:
+            seen.add(node)
+            stack.extend(graph.get(node, ()))
+    return False
+
+
+def _validate_members(plugin, properties, *, environment, files, resource_name):
     """The resources a plugin will put in its child stack, checked as the child will check them.
 
-    A child stack gets the parent's files but not its environment, so its
-    types are resolved without the parent's resource_registry.
+    A child stack gets the parent's files and environment (``child_environment``), so
+    its types are resolved with the parent's resource_registry.
     """
+    env = child_environment(environment, resource_name=resource_name)
     for member, (type_name, member_properties) in plugin.member_definitions(properties).items():
-        member_class = plugin_class_for_type(type_name, {}, files)
+        member_class = plugin_class_for_type(type_name, env, files)
         member_class.validate_properties(member_properties,
                                          resource_name=f"{resource_name}.{member}")
 
 
 def _type_exists(type_name, environment, files):
     try:
-        plugin_class_for_type(type_name, environment, files)
+        check_extension(plugin_class_for_type(type_name, environment, files), type_name)
+    except ResourceTypeUnavailable:
+        raise  # known, but its service is missing: Heat's own answer, not "not found"
     except Exception:  # ResourceTypeNotFound
         return False
     return True
@@ -175,12 +306,35 @@ class _DefinitionCache:
             hit = build_definition(
                 raw_template.template, environment=raw_template.environment,
                 files=raw_template.files, stack_name=stack.name, stack_id=str(stack.pk),
-                project_id=stack.project_id, strict=False)
+                project_id=stack.project_id, strict=False, facade=self._facade(stack))
             self.items[key] = hit
             if len(self.items) > self.size:
                 self.items.popitem(last=False)
         self.items.move_to_end(key)
         return hit
+
+
+    def _facade(self, stack):
+        """What ``resource_facade`` answers in a child stack: its parent resource's
+        metadata (resolved with the parent's parameters), deletion and update policy."""
+        if not stack.parent_id or not stack.parent_resource_name:
+            return None
+        parent = self.get(stack.parent)
+        defn = parent.resources.get(stack.parent_resource_name)
+        if defn is None:
+            return None
+
+        def resolved(snippet, section):
+            try:
+                value = parent.template.resolve(snippet, parent.params, None,
+                                                f"resources.{defn.name}.{section}")
+            except HeatError:
+                return None
+            return None if contains_unresolved(value) else value
+
+        return {"metadata": resolved(defn.metadata, "metadata") or {},
+                "deletion_policy": defn.deletion_policy or "Delete",
+                "update_policy": resolved(defn.update_policy, "update_policy") or {}}
 
 
 definition_cache = _DefinitionCache()

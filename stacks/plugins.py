@@ -11,6 +11,8 @@ from stacks.cloud import cloud_for_stack
 from stacks.definitions import definition_cache, plugin_class_for_type
 from stacks.resources import registry
 from stacks.resources.base import PluginContext
+from stacks.resources.deletion_policy import deletion_policy, with_policy
+from stacks.resources.external import EXTERNAL_ID, external_plugin
 
 
 @dataclass
@@ -55,8 +57,11 @@ def stack_context(stack, *, traversal_id=None, events=None, with_definition=True
 class InputLookup:
     """Resolves get_resource/get_attr from the data predecessors passed on."""
 
-    def __init__(self, input_data):
+    def __init__(self, input_data, plugins=None):
         self.by_name = {d["name"]: d for d in input_data.values() if d}
+        # The definition's {name: plugin class}: a template resource's class is not in
+        # the registry (its type is its file's name).
+        self.plugins = plugins or {}
 
     @property
     def requires(self):
@@ -66,12 +71,43 @@ class InputLookup:
         entry = self.by_name.get(name)
         return entry["ref"] if entry else None
 
+    def get_attributes(self, name):
+        """``get_attr: [resource]``: every attribute but ``show``, as Heat's FnGetAtts."""
+        entry = self.by_name.get(name)
+        if not entry:
+            return None
+        return {k: v for k, v in (entry.get("attrs") or {}).items() if k != "show"}
+
     def get_attribute(self, name, attr, *path):
         entry = self.by_name.get(name)
         if not entry:
             return None
-        plugin = registry.plugin_or_base(entry.get("type"))
+        plugin = self.plugins.get(name)
+        if plugin is None or plugin.type_name != entry.get("type"):
+            plugin = registry.plugin_or_base(entry.get("type"))
         return plugin.resolve_attribute(entry["attrs"], attr, path)
+
+
+REPLACE, UPDATE, UNCHANGED = "replace", "update", "unchanged"
+
+
+def update_decision(res, *, resource_type, cls, props):
+    """``(decision, changed)``: how an update converges resource row ``res`` to ``props``.
+
+    The one answer to "is it replaced?", asked by the engine (``convergence.nodes``)
+    and by the update preview, so the preview says what the update does: a
+    property whose schema allows an update (a server's flavor: a resize) is
+    updated in place, another one replaces the resource.
+    """
+    old = res.properties_data or {}
+    changed = {k for k in set(props) | set(old) if props.get(k) != old.get(k)}
+    # As Heat: a resource marked unhealthy (CHECK_FAILED) is replaced by the next update.
+    if res.type != resource_type or res.action == "DELETE" or res.state == "CHECK_FAILED" or \
+            cls.replace_on_update or (changed and cls.needs_replacement_for(old, props, changed)):
+        return REPLACE, changed
+    if not changed and res.status != "FAILED":
+        return UNCHANGED, changed
+    return UPDATE, changed
 
 
 def node_data(res, plugin):
@@ -84,14 +120,28 @@ def plugin_class(ctx, res):
     definition = ctx.definition
     if definition and res.name in definition.resources \
             and definition.resources[res.name].type == res.type:
-        return definition.plugins[res.name]
-    raw = ctx.stack.raw_template
-    return plugin_class_for_type(res.type, raw.environment, raw.files)
+        cls = definition.plugins[res.name]
+    else:
+        raw = ctx.stack.raw_template
+        cls = plugin_class_for_type(res.type, raw.environment, raw.files)
+    if not res.properties_data:
+        return cls  # not made yet: as its definition says
+    # Made: external exactly when it adopted an object (whatever the template says now),
+    # so an adopted object is never deleted and an owned one always is.
+    cls = getattr(cls, "adopted_from", cls)
+    external_id = res.properties_data.get(EXTERNAL_ID)
+    if external_id:
+        return external_plugin(cls, external_id)
+    if res.action == "DELETE":  # being deleted: as its deletion_policy says
+        return with_policy(cls, deletion_policy(res))
+    return cls
 
 
-def plugin_for(ctx, res, properties=None, cls=None):
-    """The plugin of resource row ``res`` (with ``properties`` instead of the stored ones)."""
+def plugin_for(ctx, res, properties=None, cls=None, *, update_policy=None):
+    """The plugin of resource row ``res`` (with ``properties`` instead of the stored ones;
+    ``update_policy``: the validated policy an action starting now follows)."""
     cls = cls or plugin_class(ctx, res)
     return cls(name=res.name, properties=res.properties_data if properties is None else properties,
                context=ctx.plugin_context, physical_id=res.physical_resource_id or None,
-               data=dict(res.plugin_data or {}), resource_id=res.pk)
+               data=dict(res.plugin_data or {}), resource_id=res.pk,
+               update_policy=update_policy)

@@ -1,15 +1,18 @@
 """Reads used by the API and the pages."""
 import json
 
+from django.conf import settings
 from django.db import NotSupportedError
-from django.db.models import F, Func, Q, TextField
+from django.db.models import BooleanField, F, Func, Q, TextField
+from django.db.models.functions import Coalesce
 
-from heatweb.api import as_uuid, page_limit
+from heatweb.api import as_uuid, page_limit, param_int
 from heatweb.exceptions import BadRequest, EntityNotFound, HeatError
 from stacks.definitions import definition_cache
 from stacks.models import Event, Resource, Stack
 from stacks.models import states as st
 from stacks.plugins import InputLookup, node_data, plugin_for, stack_context
+from stacks.resources import registry
 
 STACK_SORT_KEYS = {"stack_name": "name", "stack_status": "state", "creation_time": "created_at",
                    "updated_time": "updated_at"}
@@ -19,7 +22,7 @@ STACK_FILTERS = ("name", "status", "action", "id", "tenant", "username", "owner_
 STACK_SUMMARY_FIELDS = ("id", "name", "state", "status_reason", "created_at", "updated_at",
                         "deleted_at", "parent_id", "project_id", "tags", "lock_level",
                         "lock_reason", "locked_at", "lock_expires_at", "user_id",
-                        "locked_by_id")
+                        "locked_by_id", "pre_lock_state", "lock_allow", "lock_pending")
 
 
 class JsonMemberText(Func):
@@ -47,6 +50,54 @@ class JsonMemberText(Func):
         # The -> operator (SQLite 3.38) answers the member's JSON text.
         sql, params = compiler.compile(self.source_expressions[0])
         return f"(({sql}) -> %s)", (*params, "$." + json.dumps(self.key))
+
+
+class JsonListHas(Func):
+    """Whether a JSON list column holds ``value`` (a string), on SQLite and PostgreSQL."""
+
+    output_field = BooleanField()
+
+    def __init__(self, column, value, **extra):
+        super().__init__(column, **extra)
+        self.value = value
+
+    def as_sql(self, compiler, connection, **extra):
+        raise NotSupportedError(f"JsonListHas does not support {connection.vendor}")
+
+    def as_postgresql(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"(({sql}) @> %s::jsonb)", (*params, json.dumps([self.value]))
+
+    def as_sqlite(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        return (f"EXISTS (SELECT 1 FROM json_each({sql}) AS t WHERE t.type = 'text' "
+                f"AND t.value = %s)"), (*params, self.value)
+
+
+# Heat's tag filters of the stack list: each a comma-separated list of tags.
+TAG_FILTERS = ("tags", "tags_any", "not_tags", "not_tags_any")
+
+
+def _tag_list(params, key):
+    values = params.getlist(key) if hasattr(params, "getlist") else [params.get(key)]
+    tags = [t.strip() for v in values if v for t in str(v).split(",")]
+    return [t for t in tags if t]
+
+
+def tag_filter(params):
+    """The ``Q`` of Heat's ``tags`` (all of), ``tags_any`` (any of), ``not_tags`` (not all
+    of) and ``not_tags_any`` (none of) filters; an empty ``Q`` when none is given."""
+    cond = Q()
+    for key in TAG_FILTERS:
+        tags = _tag_list(params, key)
+        if not tags:
+            continue
+        each = [Q(JsonListHas("tags", tag)) for tag in tags]
+        combined = each[0]
+        for term in each[1:]:
+            combined = combined & term if key in ("tags", "not_tags") else combined | term
+        cond &= ~combined if key.startswith("not_") else combined
+    return cond
 
 
 def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
@@ -92,7 +143,8 @@ def stack_list(project, *, params):
         qs = qs.filter(deleted_at__isnull=True)
     if params.get("show_nested") not in ("true", "True", "1"):
         qs = qs.filter(parent__isnull=True)
-    for key in ("name", "status", "action", "id"):
+    qs = exclude_hidden_stacks(qs, params)
+    for key in STACK_FILTERS:
         values = params.getlist(key) if hasattr(params, "getlist") else [params.get(key)]
         values = [v for v in values if v]
         if not values:
@@ -100,12 +152,16 @@ def stack_list(project, *, params):
         cond = Q()
         for value in values:
             # Status and action as lists of whole states, so the (project, state) index serves.
-            cond |= {"name": Q(name=value), "id": Q(pk=as_uuid(value)),
+            cond |= {"name": Q(name=value), "id": _uuid_is("pk", value),
+                     "tenant": Q(project_id=value), "username": Q(user__username=value),
+                     # Heat's owner_id: the parent stack (found with show_nested, as in Heat)
+                     "owner_id": _uuid_is("parent_id", value),
                      "status": Q(state__in=[s for s in st.ALL_STATES
                                             if s.endswith(f"_{value.upper()}")]),
                      "action": Q(state__in=[s for s in st.ALL_STATES
                                             if s.startswith(f"{value.upper()}_")])}[key]
         qs = qs.filter(cond)
+    qs = qs.filter(tag_filter(params))
     sort_key = STACK_SORT_KEYS.get(params.get("sort_keys") or "creation_time")
     if sort_key is None:
         raise BadRequest(f"Sort key {params.get('sort_keys')} is not supported.")
@@ -126,8 +182,28 @@ def stack_list(project, *, params):
                        | Q(**{sort_key: anchor[sort_key], f"id__{op}": anchor["id"]}))
     rows = qs.values(*STACK_SUMMARY_FIELDS, owner=F("user__username"),
                      locked_by_name=F("locked_by__username"),
-                     description_json=JsonMemberText("raw_template__template", "description"))
+                     description_json=Coalesce(  # a CloudFormation template's "Description"
+                         JsonMemberText("raw_template__template", "description"),
+                         JsonMemberText("raw_template__template", "Description")))
     return [_summary_row(row) for row in rows[:page_limit(params.get("limit"))]]
+
+
+def _uuid_is(field, value):
+    """``field`` equals the UUID ``value``; nothing matches a value that is no UUID."""
+    uid = as_uuid(value)
+    return Q(**{field: uid}) if uid is not None else Q(pk__in=[])
+
+
+def exclude_hidden_stacks(qs, params):
+    """Heat's ``hidden_stack_tags``: stacks with a hidden tag (``HEATWEB_HIDDEN_STACK_TAGS``)
+    are left out of a list unless it asks ``show_hidden=true``."""
+    hidden = settings.HEATWEB["HIDDEN_STACK_TAGS"]
+    if not hidden or str(params.get("show_hidden")).lower() in ("true", "1", "yes", "on"):
+        return qs
+    cond = Q()
+    for tag in hidden:
+        cond |= Q(JsonListHas("tags", tag))
+    return qs.exclude(cond)
 
 
 def _summary_row(row):
@@ -136,12 +212,18 @@ def _summary_row(row):
     return row
 
 
+def template_description(template):
+    """A template's description: HOT's ``description`` or CloudFormation's ``Description``."""
+    template = template or {}
+    return template.get("description", template.get("Description", ""))
+
+
 def stack_summary_row(stack):
     """The summary row (as ``stack_list`` gives them) of a stack loaded with its template."""
     row = {field: getattr(stack, field) for field in STACK_SUMMARY_FIELDS}
     row["owner"] = stack.user.username if stack.user_id else None
     row["locked_by_name"] = stack.locked_by.username if stack.locked_by_id else None
-    row["description"] = (stack.raw_template.template or {}).get("description", "")
+    row["description"] = template_description(stack.raw_template.template)
     return row
 
 
@@ -156,6 +238,15 @@ def stack_resources(stack, *, nested_depth=0):
         for child in children:
             rows.extend(stack_resources(child, nested_depth=nested_depth - 1))
     return rows
+
+
+def nested_stack_names(rows):
+    """``{nested stack id: name}`` of the nested stacks the resource ``rows`` own."""
+    ids = {as_uuid(str(r.plugin_data.get("nested_stack_id") or r.physical_resource_id))
+           for r in rows if r.type == "OS::Heat::Stack" or r.plugin_data.get("nested_stack_id")}
+    ids.discard(None)
+    return {str(pk): name for pk, name in
+            Stack.objects.filter(pk__in=ids).values_list("pk", "name")} if ids else {}
 
 
 def dependency_names(stack, rows):
@@ -207,26 +298,108 @@ def stack_resource(stack, name):
     return res
 
 
+# Heat's resource list: its filters (each may repeat) and its other parameters.
+RESOURCE_FILTERS = ("type", "status", "name", "action", "id", "physical_resource_id")
+RESOURCE_LIST_PARAMS = (*RESOURCE_FILTERS, "nested_depth", "with_detail")
+EVENT_FILTERS = ("resource_action", "resource_status", "resource_name", "resource_type")
+EVENT_LIST_PARAMS = (*EVENT_FILTERS, "sort_keys", "sort_dir", "limit", "marker",
+                     "nested_depth")
+EVENT_SORT_KEYS = {"event_time": "created_at", "resource_type": "resource_type",
+                   "resource_name": "resource_name", "resource_action": "resource_action",
+                   "resource_status": "resource_status"}
+
+
+def check_list_params(params, known):
+    """400 for a query parameter the list does not know (Heat's resource list does this)."""
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise BadRequest(f"Invalid filter parameters {unknown}")
+
+
+def _values(params, key):
+    values = params.getlist(key) if hasattr(params, "getlist") else [params.get(key)]
+    return [v for v in values if v not in (None, "")]
+
+
+def _resource_matches(res, key, values):
+    if key == "type":  # Heat: a substring of the type ("Server" finds OS::Nova::Server)
+        return any(v in res.type for v in values)
+    if key in ("status", "action"):
+        return getattr(res, key) in {v.upper() for v in values}
+    if key == "id":
+        return str(res.uuid) in values or str(res.pk) in values
+    return getattr(res, key) in values
+
+
+def filter_resources(rows, params):
+    """The rows of ``stack_resources`` that pass Heat's resource list filters."""
+    for key in RESOURCE_FILTERS:
+        values = _values(params, key)
+        if values:
+            rows = [r for r in rows if _resource_matches(r, key, values)]
+    return rows
+
+
+def nested_stack_tree(stack, depth):
+    """``{id: stack}`` of ``stack`` and its live nested stacks down to ``depth`` levels."""
+    found = {stack.pk: stack}
+    level = [stack.pk]
+    for _ in range(max(depth, 0)):
+        children = list(Stack.objects.filter(parent_id__in=level, deleted_at__isnull=True))
+        if not children:
+            break
+        found.update({c.pk: c for c in children})
+        level = [c.pk for c in children]
+    return found
+
+
 def stack_events(stack, *, params, resource_name=None):
-    qs = Event.objects.filter(stack=stack)
+    """Events of the stack (and of its nested stacks to ``nested_depth``) after Heat's
+    filters, sort keys and marker/limit paging; each event's ``stack`` is set."""
+    check_list_params(params, EVENT_LIST_PARAMS)
+    depth = param_int(params.get("nested_depth"), "nested_depth", default=0)
+    if depth < 0:
+        raise BadRequest("nested_depth must not be negative.")
+    stacks = nested_stack_tree(stack, depth)
+    qs = Event.objects.filter(stack_id__in=list(stacks))
     if resource_name is not None:
         qs = qs.filter(resource_name=resource_name)
-    for key, field in (("resource_action", "resource_action"),
-                       ("resource_status", "resource_status"),
-                       ("resource_name", "resource_name"),
-                       ("resource_type", "resource_type")):
-        values = params.getlist(key) if hasattr(params, "getlist") else []
+    for key in EVENT_FILTERS:
+        values = _values(params, key)
         if values:
-            qs = qs.filter(**{f"{field}__in": values})
+            qs = qs.filter(**{f"{key}__in": values})
+    keys = []
+    for key in _values(params, "sort_keys"):
+        for part in key.split(","):
+            if part.strip() not in EVENT_SORT_KEYS:
+                raise BadRequest(f"Sort key {part.strip()} is not supported: use one of "
+                                 f"{', '.join(EVENT_SORT_KEYS)}.")
+            keys.append(EVENT_SORT_KEYS[part.strip()])
+    keys = [*keys, "id"]
     direction = params.get("sort_dir") or "asc"
-    qs = qs.order_by("id" if direction == "asc" else "-id")
+    if direction not in ("asc", "desc"):
+        raise BadRequest(f"Unknown sort direction {direction}, must be 'desc' or 'asc'.")
+    qs = qs.order_by(*[("-" if direction == "desc" else "") + k for k in keys])
     marker = params.get("marker")
     if marker:
-        anchor = Event.objects.filter(stack=stack, uuid=as_uuid(marker)).values("id").first()
+        anchor = Event.objects.filter(stack_id__in=list(stacks), uuid=as_uuid(marker)) \
+            .values(*keys).first()
         if anchor is None:
             raise BadRequest(f"Marker {marker} not found.")
-        qs = qs.filter(id__gt=anchor["id"]) if direction == "asc" else qs.filter(id__lt=anchor["id"])
-    return qs[:page_limit(params.get("limit"), default=10000)]
+        qs = qs.filter(_after(keys, anchor, "lt" if direction == "desc" else "gt"))
+    events = list(qs[:page_limit(params.get("limit"), default=10000)])
+    for event in events:
+        event.stack = stacks[event.stack_id]
+    return events
+
+
+def _after(keys, anchor, op):
+    """Rows after ``anchor`` in the order of ``keys`` (keyset paging on several keys)."""
+    cond = Q()
+    for i, key in enumerate(keys):
+        equal = {k: anchor[k] for k in keys[:i]}
+        cond |= Q(**equal, **{f"{key}__{op}": anchor[key]})
+    return cond
 
 
 def stack_event(stack, event_id):
@@ -234,6 +407,12 @@ def stack_event(stack, event_id):
     if event is None:
         raise EntityNotFound(entity="Event", name=event_id)
     return event
+
+
+def resource_attributes(res):
+    """The attributes a resource's show lists: the stored ones, a group's members' read
+    from their rows (the group stores only where they are)."""
+    return registry.plugin_or_base(res.type).shown_attributes(res.attributes_data or {})
 
 
 def stack_outputs(stack):
@@ -245,4 +424,5 @@ def stack_outputs(stack):
         data[res.name] = node_data(res, plugin_for(ctx, res)) \
             if res.name in ctx.definition.plugins else \
             {"id": res.pk, "name": res.name, "ref": None, "attrs": res.attributes_data}
-    return ctx.definition.template.resolve_outputs(ctx.definition.params, InputLookup(data))
+    return ctx.definition.template.resolve_outputs(ctx.definition.params,
+                                                   InputLookup(data, ctx.definition.plugins))

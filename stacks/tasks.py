@@ -1,7 +1,7 @@
 """Celery tasks of the stacks app: thin, idempotent, taking only ids."""
 from celery import shared_task
 
-from stacks.services import lock_schedule, lock_windows
+from stacks.services import lock_modes, lock_schedule, lock_windows
 
 
 @shared_task(name="stacks.lock_expire")
@@ -14,3 +14,9 @@ def lock_expire(stack_id):
 def lock_window_start(window_id):
     """A scheduled window is due: lock its stack (or make it wait; nothing if it moved on)."""
     lock_schedule.window_start(window_id)
+
+
+@shared_task(name="stacks.lock_resume")
+def lock_resume(stack_id):
+    """A stack a lock waits for settled: take the lock (nothing if it moved on)."""
+    lock_modes.lock_resume(stack_id)

@@ -156,6 +156,15 @@
     document.addEventListener("click", function (event) {
       if (event.target.closest("[aria-disabled=true]")) { event.preventDefault(); }
     }, true);
+    // "Copy JSON": the text of the element named by data-copy goes to the clipboard.
+    document.addEventListener("click", function (event) {
+      var button = event.target.closest("button[data-copy]");
+      var source = button && document.getElementById(button.getAttribute("data-copy"));
+      if (!source || !navigator.clipboard) { return; }
+      navigator.clipboard.writeText(source.textContent).then(function () {
+        button.textContent = "Copied";
+      });
+    });
     document.addEventListener("submit", checkSizes);
     markScrolling();
     window.addEventListener("resize", markScrolling);

@@ -12,7 +12,7 @@ The run mode follows the environment, as in production:
   Redis database number, so its workers never take tasks that this pytest
   process sends while running the integration tests.
 
-``live_service`` is the session fixture with the real processes: gunicorn
+``live_service`` is the session fixture with the real processes: the web server
 (2 workers, 4 threads) and two Celery workers. Their logs go to
 ``tests/artifacts/``.
 """
@@ -184,7 +184,8 @@ class RedisDatabase:
 
 
 class LiveService:
-    """gunicorn + Celery workers as real processes, with an environment of their own."""
+    """The web server (heatweb.web) + Celery workers as real processes, with an environment
+    of their own."""
 
     def __init__(self, tmp_dir, *, name="live", workers=2, **settings):
         self.name = name
@@ -200,6 +201,10 @@ class LiveService:
         if os.environ.get("DATABASE_URL"):
             self.database = PostgresDatabase(os.environ["DATABASE_URL"], suffix=name)
             self.env["DATABASE_URL"] = self.database.url
+            # Idle threads and pool processes hold no connection: the distributed and
+            # openstack modes run side by side, with the cloud's services, within
+            # PostgreSQL's max_connections (100; seen: "too many clients" at 104).
+            self.env.setdefault("HEATWEB_DB_CONN_MAX_AGE", "0")
         broker = os.environ.get("CELERY_BROKER_URL", "")
         if broker.startswith(("redis://", "rediss://")):
             self.redis = RedisDatabase(broker, f"heatweb-{name}-{self.port}")
@@ -275,13 +280,14 @@ class LiveService:
         raise RuntimeError(f"the live service ({self.mode}) did not start within 60 s:\n{logs}")
 
     def start_web(self):
-        self._spawn("web", [str(BIN / "gunicorn"), "heatweb.wsgi", "--bind",
-                            f"127.0.0.1:{self.port}", "--workers", "2", "--threads", "4",
-                            "--timeout", "120"])
+        from heatweb.launcher import web_command
+
+        self.env.setdefault("HEATWEB_WEB_THREADS", "4")
+        self._spawn("web", web_command(bind=f"127.0.0.1:{self.port}", web_workers=2))
         return self.processes["web"][0]
 
     def kill(self, name):
-        """kill -9 one process group (gunicorn and its workers, or a worker and its pool)."""
+        """kill -9 one process group (the web server and its workers, or a worker and its pool)."""
         proc, log = self.processes.pop(name)
         try:
             os.killpg(proc.pid, signal.SIGKILL)

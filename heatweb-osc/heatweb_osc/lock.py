@@ -12,15 +12,11 @@ from osc_lib import exceptions
 from osc_lib import utils
 from osc_lib.command import command
 
+from heatweb_osc.common import error_message, lock_body, mode_options, request, stack_path, \
+    window_options
+
 COLUMNS = ["ID", "Stack Name", "Stack Status", "Creation Time", "Updated Time"]
-
-
-def _message(error):
-    details = getattr(error, "error", None)
-    if isinstance(details, dict) and isinstance(details.get("error"), dict):
-        inner = details["error"]
-        return f"{inner.get('type')}: {inner.get('message')} (HTTP {error.code})"
-    return str(error)
+PREVIEW_COLUMNS = ["What", "Stack Name", "Resource", "Object or type", "Detail"]
 
 
 class _StackLockBase(command.Lister):
@@ -62,7 +58,7 @@ class _StackLockBase(command.Lister):
         except heat_exc.HTTPNotFound:
             raise exceptions.CommandError(f"Stack not found: {name_or_id}") from None
         except heat_exc.HTTPException as error:
-            raise exceptions.CommandError(_message(error)) from None
+            raise exceptions.CommandError(error_message(error)) from None
         return utils.get_dict_properties(stack.to_dict(), COLUMNS)
 
 
@@ -78,21 +74,33 @@ class LockStack(_StackLockBase):
                             help="stacks: the stack and its nested stacks; all (default): "
                                  "also lock each physical resource that supports it")
         parser.add_argument("--reason", metavar="<reason>", help="Why the stack is locked")
-        window = parser.add_mutually_exclusive_group()
-        window.add_argument("--expires-in", metavar="<duration>",
-                            help='The engine unlocks the stack after this long ("30m", "2h")')
-        window.add_argument("--expires-at", metavar="<time>",
-                            help="The engine unlocks the stack then (ISO 8601)")
+        window_options(parser)
+        mode_options(parser)
+        parser.add_argument("--dry-run", action="store_true",
+                            help="Show what the lock would touch, and lock nothing")
         return parser
 
     def body(self, parsed_args):
-        options = {k: v for k, v in (("level", parsed_args.level),
-                                     ("duration", parsed_args.expires_in),
-                                     ("expires_at", parsed_args.expires_at)) if v}
-        body = {"lock": options or None}
-        if parsed_args.reason:
-            body["reason"] = parsed_args.reason
-        return body
+        return lock_body(parsed_args)
+
+    def take_action(self, parsed_args):
+        if not parsed_args.dry_run:
+            return super().take_action(parsed_args)
+        client = self.app.client_manager.heatweb
+        level = parsed_args.level or "all"
+        rows = []
+        for name in parsed_args.stack:
+            preview = request(client, "get", f"/stacks/{stack_path(client, name)}/locks/"
+                                             f"preview?level={level}")["preview"]
+            rows += [("stack", s["stack_name"], "", "", "locked now" if s["locked"] else
+                      ("nested" if s["nested"] else "")) for s in preview["stacks"]]
+            rows += [("object", o["stack_name"], o["resource_name"], o["object"],
+                      ("protected now" + (" (by this lock)" if o["held_by_lock"] else ""))
+                      if o["protected_now"] else "") for o in preview.get("objects", [])]
+            rows += [("cannot lock", c["stack_name"], c["resource_name"], c["resource_type"],
+                      c["why"]) for c in preview.get("cannot_lock", [])]
+        self.app.stderr.write("Nothing was locked (dry run).\n")
+        return PREVIEW_COLUMNS, rows
 
 
 class UnlockStack(_StackLockBase):

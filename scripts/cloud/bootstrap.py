@@ -38,10 +38,13 @@ ACCOUNTS = (("demo-member", "demo", "member"), ("demo-reader", "demo", "reader")
 
 
 def connect(password, *, username="admin", project="admin"):
-    return openstack.connect(auth_url=KEYSTONE, username=username, password=password,
-                             project_name=project, user_domain_name="Default",
-                             project_domain_name="Default", region_name="RegionOne",
-                             identity_api_version="3")
+    # Only these arguments: an OS_CLOUD / OS_CLIENT_CONFIG_FILE in the caller's
+    # environment (the openstack test mode sets both) would be merged in and
+    # turn the admin login into a 401, and a healthy cloud into an "unhealthy" one.
+    return openstack.connect(load_yaml_config=False, load_envvars=False, auth_url=KEYSTONE,
+                             username=username, password=password, project_name=project,
+                             user_domain_name="Default", project_domain_name="Default",
+                             region_name="RegionOne", identity_api_version="3")
 
 
 def ensure_project(idn, name, description):

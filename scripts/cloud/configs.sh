@@ -150,7 +150,7 @@ write_neutron_conf() {
 [DEFAULT]
 log_file = $BASE/log/neutron-api.log
 core_plugin = ml2
-service_plugins =
+service_plugins = router,trunk,qos
 auth_strategy = keystone
 transport_url = $RABBIT/$VH_NEUTRON
 notify_nova_on_port_status_changes = false
@@ -168,14 +168,18 @@ lock_path = $BASE/locks
 EOF
     cat > "$BASE/etc/neutron/plugins/ml2/ml2_conf.ini" <<'EOF'
 [ml2]
-type_drivers = flat,vxlan
+type_drivers = flat,vlan,vxlan
 tenant_network_types = vxlan
-# heatweb_bindall (scripts/cloud/ml2_bindall, test-only) binds every port,
-# so servers boot on Neutron networks without an L2 agent.
-mechanism_drivers = heatweb_bindall
-extension_drivers = port_security
+# heatweb_bindall (scripts/cloud/ml2_bindall, test-only) binds every port (as an
+# OVS port), so servers boot on Neutron networks without an L2 agent; openvswitch
+# after it binds nothing without its agent, but loads the trunk and QoS drivers
+# (without it neutron-api does not boot with the trunk plugin).
+mechanism_drivers = heatweb_bindall,openvswitch
+extension_drivers = port_security,qos
 [ml2_type_vxlan]
 vni_ranges = 1:1000
+[ml2_type_vlan]
+network_vlan_ranges = physnet1:100:200
 [ml2_type_flat]
 flat_networks = *
 EOF

@@ -150,6 +150,16 @@ def deployments_by_server(project, *, server_id=""):
     return list(servers.values())
 
 
+def deploying_stack(project, config):
+    """The stack whose deployment made the derived ``config`` (None when there is none)."""
+    deployments = [str(pk) for pk in SoftwareDeployment.objects.filter(
+        project=project, config=config).values_list("pk", flat=True)]
+    resource = (Resource.objects.select_related("stack")
+                .filter(stack__project=project, type=DEPLOYMENT_TYPE,
+                        physical_resource_id__in=deployments).order_by("-id").first())
+    return resource.stack if resource is not None else None
+
+
 def signed_urls_visible(project, config, *, user, role):
     """Whether ``user`` may see the signed signal URLs in the derived ``config``'s inputs.
 

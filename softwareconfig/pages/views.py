@@ -7,6 +7,7 @@ from softwareconfig.components import COMPONENT_GROUP
 from softwareconfig.pages import selectors
 from softwareconfig.pages.highlight import highlighted
 from heatweb.pages import page
+from stacks.hidden import hidden_values, mask
 
 SECTIONS = ("configs", "deployments")
 
@@ -37,12 +38,19 @@ def _signed_url_input(config):
         else None
 
 
-def _inputs(config, *, masked=None):
-    """The config's inputs; the one named ``masked`` has its value hidden."""
+def _inputs(config, *, masked=None, hidden=frozenset()):
+    """The config's inputs; the one named ``masked`` has its value hidden, and the
+    deploying stack's hidden parameter values are masked in every value."""
     return [{"name": i.get("name"), "type": i.get("type", "String"),
-             "default": _text(i.get("default")), "value": _text(i.get("value")),
+             "default": _text(i.get("default")),
+             "value": mask(_text(i.get("value")), hidden),
              "masked": i.get("name") == masked,
              "description": i.get("description", "")} for i in config.inputs or []]
+
+
+def _hidden(project, config):
+    stack = selectors.deploying_stack(project, config) if config.derived else None
+    return hidden_values(stack) if stack is not None else frozenset()
 
 
 @page
@@ -60,7 +68,7 @@ def config_detail(request, config_id):
                                                 role=request.role):
         signed = None
     context = {"config": config, "deployments": deployments,
-               "inputs": _inputs(config, masked=signed),
+               "inputs": _inputs(config, masked=signed, hidden=_hidden(request.project, config)),
                "options": [(k, _text(v)) for k, v in sorted((config.options or {}).items())]}
     if config.group == COMPONENT_GROUP and isinstance(config.config, dict):
         context["entries"] = _entries(config)

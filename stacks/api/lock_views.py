@@ -17,7 +17,8 @@ from stacks.services.lock_healing import lock_preview
 def lock_record_body(record):
     return {"id": record.id, "kind": record.kind, "time": heat_time(record.at),
             "user": record.username or None, "level": record.level or None,
-            "reason": record.reason or None, "expires_at": heat_time(record.expires_at),
+            "reason": record.reason or None, "allow": list(record.allow or []),
+            "expires_at": heat_time(record.expires_at),
             "held_seconds": None if record.held_seconds is None else round(record.held_seconds, 3),
             "detail": record.detail or None}
 
@@ -26,6 +27,7 @@ def locked_stack_body(stack, root):
     return {"id": str(stack.pk), "stack_name": stack.name, "project": stack.project_id,
             "stack_status": stack.state, "parent": str(stack.parent_id) if stack.parent_id
             else None, "lock_level": stack.lock_level or None,
+            "lock_allow": list(stack.lock_allow or []),
             "lock_reason": stack.lock_reason or None,
             "locked_by": stack.locked_by.username if stack.locked_by_id else None,
             "locked_at": heat_time(stack.locked_at),

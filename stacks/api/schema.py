@@ -14,6 +14,7 @@ from heatweb.openapi import HEAT_ERROR
 from softwareconfig.api import views as sw
 from stacks.api import lock_views as locks
 from stacks.api import meta_views as meta
+from stacks.api import snapshot_views as snaps
 from stacks.api import views as v
 from stacks.api import webhooks
 
@@ -28,7 +29,11 @@ STACK_BODY = {
     "disable_rollback": s.BooleanField(required=False, default=True),
     "tags": JSON(required=False),
 }
-STACK_CREATE = inline_serializer("StackCreate", {"stack_name": s.CharField(), **STACK_BODY})
+STACK_CREATE = inline_serializer("StackCreate", {
+    "stack_name": s.CharField(), **STACK_BODY,
+    "adopt_stack_data": JSON(required=False, help_text=(
+        "An abandon's answer (object or JSON/YAML text): adopt its resources instead of "
+        "creating them; template, environment and files default to its own"))})
 STACK_UPDATE = inline_serializer("StackUpdate", {
     **STACK_BODY, "template": JSON(required=False),
     "clear_parameters": s.ListField(child=s.CharField(), required=False,
@@ -57,7 +62,10 @@ STACK_SUMMARY_FIELDS = {
     "stack_user_project_id": s.CharField(), "project": s.CharField(),
     "tags": s.ListField(child=s.CharField(), allow_null=True),
     "locked": s.BooleanField(), "lock_level": _text(), "lock_reason": _text(),
-    "locked_by": _text(), "locked_at": TIME, "lock_expires_at": TIME}
+    "lock_allow": s.ListField(child=s.CharField(), help_text=(
+        "what the lock lets through: signal, suspend_resume, check")),
+    "locked_by": _text(), "locked_at": TIME, "lock_expires_at": TIME,
+    "suspended": s.BooleanField(help_text="suspended, also under a lock or after an unlock")}
 STACK_SUMMARY = _obj("StackSummary", STACK_SUMMARY_FIELDS)
 OUTPUT = _obj("StackOutput", {
     "output_key": s.CharField(), "description": _text(), "output_value": JSON(allow_null=True),
@@ -98,7 +106,16 @@ ENVIRONMENT = _obj("Environment", {
     "event_sinks": s.ListField(child=JSON())})
 VALIDATED = _obj("ValidateAnswer", {
     "Description": JSON(allow_null=True), "Parameters": s.DictField(child=JSON()),
-    "ParameterGroups": s.ListField(child=JSON()), "Environment": JSON()})
+    "ParameterGroups": s.ListField(child=JSON(), required=False,
+                                   help_text="Only when the template has parameter_groups"),
+    "NestedParameters": s.DictField(child=JSON(), required=False,
+                                    help_text="With show_nested=true: per nested-stack "
+                                              "resource, its template's parameters"),
+    "Environment": JSON()})
+MARK_UNHEALTHY = inline_serializer("MarkUnhealthy", {
+    "mark_unhealthy": s.BooleanField(help_text="true: CHECK_FAILED (the next update "
+                                               "replaces it); false: resets CHECK_FAILED"),
+    "resource_status_reason": s.CharField(required=False, allow_blank=True)})
 FREE_OBJECT = s.DictField(child=JSON(allow_null=True), help_text="Heat's JSON answer")
 SOFTWARE_CONFIG_FIELDS = {"id": s.UUIDField(), "name": _text(), "group": s.CharField(),
                           "creation_time": TIME}
@@ -163,12 +180,14 @@ SIGNAL = s.DictField(child=JSON(allow_null=True), required=False,
 
 LOCK_RECORD = _obj("LockRecord", {
     "id": s.IntegerField(), "kind": s.ChoiceField(choices=[
-        "lock", "relock", "unlock", "expiry", "refusal", "heal"]),
+        "lock", "relock", "unlock", "expiry", "refusal", "heal", "interrupt", "resume"]),
     "time": TIME, "user": _text(), "level": _text(), "reason": _text(),
+    "allow": s.ListField(child=s.CharField()),
     "expires_at": TIME, "held_seconds": s.FloatField(allow_null=True), "detail": _text()})
 LOCKED_STACK = _obj("LockedStack", {
     "id": s.UUIDField(), "stack_name": s.CharField(), "project": s.CharField(),
     "stack_status": s.CharField(), "parent": _text(), "lock_level": _text(),
+    "lock_allow": s.ListField(child=s.CharField()),
     "lock_reason": _text(), "locked_by": _text(), "locked_at": TIME, "lock_expires_at": TIME,
     "links": LINKS})
 PREVIEW_STACK = _obj("LockPreviewStack", {
@@ -240,6 +259,24 @@ LIST_PARAMS = [OpenApiParameter(n, str, description=d) for n, d in (
     ("show_nested", "Include nested stacks"), ("show_deleted", "Include deleted stacks"),
     ("name", "Filter"), ("status", "Filter"), ("id", "Filter"))]
 
+STACK_DATA = _obj("StackData", {
+    "name": s.CharField(), "id": s.UUIDField(), "action": s.CharField(),
+    "status": s.CharField(), "template": JSON(), "environment": JSON(), "files": JSON(),
+    "resources": s.DictField(child=JSON()), "project_id": s.CharField(),
+    "stack_user_project_id": s.CharField(),
+    "tags": s.ListField(child=s.CharField(), allow_null=True)})
+SNAPSHOT = _obj("Snapshot", {
+    "id": s.UUIDField(), "name": _text(), "action": s.CharField(), "status": s.CharField(),
+    "status_reason": _text(), "data": JSON(allow_null=True), "creation_time": TIME})
+SNAPSHOT_BODY = inline_serializer("SnapshotCreate", {"name": s.CharField(required=False)})
+ANSWERS["snapshots"] = _obj("SnapshotList", {"snapshots": s.ListField(child=SNAPSHOT)})
+ANSWERS["snapshot"] = _obj("SnapshotShow", {"snapshot": SNAPSHOT})
+ANSWERS["services"] = _obj("ServiceList", {"services": s.ListField(child=_obj("Service", {
+    "id": s.CharField(), "binary": s.CharField(), "hostname": s.CharField(),
+    "engine_id": s.CharField(), "host": s.CharField(), "topic": s.CharField(),
+    "report_interval": s.FloatField(), "status": s.CharField(), "created_at": TIME,
+    "updated_at": TIME, "deleted_at": TIME}))})
+
 DOCS = {
     v.StackListApi: dict(get=_op("List stacks", answer=STACK_LIST, parameters=LIST_PARAMS),
                          post=_op("Create a stack", request=STACK_CREATE, ok=201,
@@ -259,11 +296,16 @@ DOCS = {
                                           answer=UPDATE_PREVIEW),
                                   patch=_op("Preview a PATCH update", request=STACK_UPDATE,
                                             answer=UPDATE_PREVIEW)),
+    v.StackDriftApi: dict(get=_op(
+        "Show the stack's last drift report", description=(
+            'Made by the action {"detect_drift": null}: per resource IN_SYNC, MODIFIED '
+            "(differences: property, expected, actual), DELETED or NOT_CHECKED."))),
     v.StackActionApi: dict(post=_op(
         "Run a stack action", request=ACTION, answer=None, description=(
             "Exactly one key: suspend, resume, check, cancel_update, cancel_without_rollback, "
             'lock ({"lock": {"level": "all"|"stacks"}, "reason": "..."}; null or {} means '
-            'level all) or unlock ({"unlock": null}). 200 when the action started; 409 '
+            'level all; also allow and interrupt) or unlock ({"unlock": null}) or '
+            'detect_drift (null; the report is at .../drift). 200 when the action started; 409 '
             "StackLocked/ActionInProgress/InvalidStackState when the state table refuses."))),
     locks.StackLockHistoryApi: dict(get=_op(
         "A stack's lock history", answer=ANSWERS["locks"], parameters=[
@@ -307,17 +349,29 @@ DOCS = {
     v.StackOutputListApi: dict(get=_op("List outputs", answer=ANSWERS["outputs"])),
     v.StackOutputApi: dict(get=_op("Show an output", answer=ANSWERS["output"])),
     v.ResourceListApi: dict(get=_op("List resources", answer=ANSWERS["resources"], parameters=[
-        OpenApiParameter("nested_depth", int)])),
-    v.ResourceDetailApi: dict(get=_op("Show a resource", answer=ANSWERS["resource"])),
+        OpenApiParameter("nested_depth", int), OpenApiParameter("with_detail", bool)] + [
+        OpenApiParameter(n, str, description="Filter (may repeat; type: a substring)")
+        for n in ("type", "name", "status", "action", "id", "physical_resource_id")],
+        description="400 for any other query parameter.")),
+    v.ResourceDetailApi: dict(
+        get=_op("Show a resource", answer=ANSWERS["resource"]),
+        patch=_op("Mark a resource unhealthy (or reset it)", request=MARK_UNHEALTHY,
+                  answer=None, description="409 StackLocked when a lock holds over the "
+                                           "stack, ActionInProgress while it is worked on.")),
     v.ResourceMetadataApi: dict(get=_op("A resource's metadata", answer=ANSWERS["metadata"])),
     v.ResourceSignalApi: dict(post=_op("Signal a resource", request=SIGNAL, answer=None)),
     v.EventListApi: dict(get=_op(
         "List events", answer=ANSWERS["events"], parameters=LIST_PARAMS[:4] + [
+            OpenApiParameter("nested_depth", int, description="Also the events of nested "
+                                                             "stacks to this depth")] + [
             OpenApiParameter(n, str) for n in ("resource_action", "resource_status",
                                                "resource_name", "resource_type")])),
     v.EventDetailApi: dict(get=_op("Show an event", answer=ANSWERS["event"])),
     meta.ValidateApi: dict(post=_op("Validate a template", request=VALIDATE,
-                                    answer=VALIDATED)),
+                                    answer=VALIDATED, parameters=[
+                                        OpenApiParameter("show_nested", bool),
+                                        OpenApiParameter("ignore_errors", str, description=(
+                                            "Comma separated error codes (99001)"))])),
     meta.TemplateVersionListApi: dict(get=_op("List template versions",
                                               answer=ANSWERS["versions"])),
     meta.TemplateFunctionListApi: dict(get=_op("List a version's functions",
@@ -326,8 +380,29 @@ DOCS = {
     meta.ResourceTypeApi: dict(get=_op("Show a resource type's schema", answer=ANSWERS["type"])),
     meta.ResourceTypeTemplateApi: dict(get=_op("A template for a resource type")),
     meta.BuildInfoApi: dict(get=_op("Build information", answer=ANSWERS["build"])),
+    snaps.SnapshotListApi: dict(
+        get=_op("List a stack's snapshots", answer=ANSWERS["snapshots"]),
+        post=_op("Snapshot a stack", request=SNAPSHOT_BODY, answer=SNAPSHOT, description=(
+            "Starts a SNAPSHOT of the stack (SNAPSHOT_IN_PROGRESS); the snapshot is "
+            "IN_PROGRESS until it ends. 409 when the state table refuses (locked, in "
+            "progress, suspended)."))),
+    snaps.SnapshotApi: dict(get=_op("Show a snapshot", answer=ANSWERS["snapshot"]),
+                            delete=_op("Delete a snapshot", ok=204, answer=None)),
+    snaps.SnapshotRestoreApi: dict(post=_op(
+        "Restore a snapshot", ok=202, answer=None,
+        description="A RESTORE of the stack to the snapshot's template, environment and "
+                    "resource data (a server boots from its snapshot image).")),
+    snaps.StackAbandonApi: dict(delete=_op(
+        "Abandon a stack (keep its physical resources)", answer=STACK_DATA,
+        description="Removes the stack from heatweb and answers its data for an adopt; "
+                    "400 NotSupported when HEATWEB_ENABLE_STACK_ABANDON is off.")),
+    snaps.StackExportApi: dict(get=_op("Export a stack's data", answer=STACK_DATA)),
+    snaps.ServiceListApi: dict(get=_op("List the engines (cloud admins)",
+                                       answer=ANSWERS["services"])),
     webhooks.SignalWebhookApi: dict(post=_op(
-        "Signal through a signed URL (alarm_url); no token", request=SIGNAL, answer=None)),
+        "Signal through a signed URL (alarm_url); no token", request=SIGNAL, answer=None),
+        put=_op("Signal as heat-cfntools' cfn-signal does (JSON body, any Content-Type); "
+                "no token", request=SIGNAL, answer=None)),
 }
 
 SOFTWARE_CONFIG = inline_serializer("SoftwareConfigCreate", {

@@ -24,3 +24,9 @@ def cloud_for_stack(stack):
     simulated cloud is the same for everyone.
     """
     return get_cloud_driver().for_stack(stack)
+
+
+def cloud_for_user(user, project_id):
+    """The driver acting as the caller in ``project_id`` (Keystone mode: their own token),
+    for what is checked before a stack (and its trust) exists."""
+    return get_cloud_driver().for_user(user, project_id)

@@ -1,8 +1,10 @@
 """The cloud driver interface: what resource plugins may ask of a cloud.
 
 Two implementations: ``SimulatedCloud`` (objects held in this service's
-database, the default) and ``OpenStackCloud`` (Nova, Glance and Neutron
-through openstacksdk). Every template runs on both.
+database, the default) and ``OpenStackCloud`` (Nova, Glance, Neutron and
+Keystone through openstacksdk). Every template runs on both. Besides
+servers and images, a driver keeps generic objects of the kinds declared in
+``stacks.cloud.kinds`` (``object_create/get/update/delete``).
 
 Creates are idempotent: a ``creation_key`` (stable across re-runs of one
 resource's create, see ``ResourcePlugin.creation_key``) is stored on the
@@ -11,7 +13,11 @@ for an object with that key, so it finds the object it made. A first
 attempt (``find_first=False``) skips that look: nothing can carry a key
 given out just now.
 """
+import json
 from abc import ABC, abstractmethod
+
+# ``server_create``'s ``options``: Nova's further create options a server may be given.
+SERVER_OPTIONS = ("admin_pass", "config_drive", "scheduler_hints", "tags")
 
 
 class CloudError(Exception):
@@ -22,12 +28,15 @@ class CloudNotFound(CloudError):
     """The object asked for does not exist (any more)."""
 
 
-# Neutron-style objects the driver keeps: Net, Subnet, Port, SecurityGroup.
-NETWORK_KINDS = ("network", "subnet", "port", "security_group")
+def nova_metadata(metadata):
+    """A server's metadata as Nova keeps it: values are strings, others their JSON (Heat's
+    ``meta_serialize``)."""
+    return {key: value if isinstance(value, str) else json.dumps(value)
+            for key, value in (metadata or {}).items()}
 
 
 class CloudDriver(ABC):
-    """Servers and images of one cloud."""
+    """Servers, images and generic objects of one cloud."""
 
     # How many calls the engine may have in flight at once for one batch of
     # nodes (their round trips overlap); 1: one after another.
@@ -37,13 +46,35 @@ class CloudDriver(ABC):
         """The driver acting for ``stack``'s owner (Keystone mode: through the stack's trust)."""
         return self
 
+    def for_user(self, user, project_id):
+        """The driver acting as ``user`` in ``project_id`` (Keystone mode: the caller's own
+        token), for what Heat checks in the request's context before a stack exists."""
+        return self
+
+    def has_service(self, service_type):
+        """Whether the cloud's catalog has a service of that type (``volumev3``, ``dns`` ...)."""
+        return False
+
+    def has_network_extension(self, alias):
+        """Whether Neutron offers the API extension ``alias`` (``router``, ``qos`` ...)."""
+        return True
+
     @abstractmethod
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
-                      networks=None, key_name=None, creation_key=None, find_first=True):
+                      networks=None, key_name=None, creation_key=None, find_first=True,
+                      block_devices=None, options=None, security_groups=None):
         """Start building a server; returns its id (status BUILD, then ACTIVE).
 
+        ``options``: Nova's further create options, each when given: ``admin_pass``,
+        ``config_drive`` (a boolean), ``scheduler_hints`` (a map), ``tags`` (a list);
+        ``server_get`` answers ``tags`` and ``config_drive``, never the password.
+
         ``networks``: Heat's list of ``{"network"|"port"|"fixed_ip"|"subnet": ...}``
-        (names or ids). With ``creation_key``, an existing server made with
+        (names or ids). ``security_groups`` (names or ids) go on the ports made for
+        the server, not on ports given. ``block_devices``: Nova's block device mapping v2
+        (``boot_index``, ``source_type`` image/volume/snapshot/blank, ``uuid``,
+        ``volume_size``, ``device_name``, ``delete_on_termination``); with a boot
+        volume, ``image`` is empty. With ``creation_key``, an existing server made with
         that key (not in ERROR) is returned instead of building another.
         """
 
@@ -52,7 +83,8 @@ class CloudDriver(ABC):
         """A dict describing the server, or None when it does not exist.
 
         Keys: id, name, status, image, flavor, metadata, addresses (Nova's
-        ``{network name: [{"addr", "version"}]}``), locked, locked_reason,
+        ``{network name: [{"addr", "version", ...}]}``, each with its ``port`` id as
+        Heat shows them), locked, locked_reason,
         fault (the cloud's message when status is ERROR, else None).
         """
 
@@ -80,7 +112,7 @@ class CloudDriver(ABC):
 
     @abstractmethod
     def server_update(self, server_id, **fields):
-        """Change name, flavor or metadata in place."""
+        """Change name, flavor, metadata, tags or admin_pass in place."""
 
     @abstractmethod
     def server_delete(self, server_id):
@@ -115,6 +147,20 @@ class CloudDriver(ABC):
         server gone, is fine.
         """
 
+    def server_interfaces(self, server_id):
+        """The server's ports now: ``[{"port", "network", "subnets", "fixed_ips"}]`` (ids)."""
+        raise CloudError("This cloud cannot list a server's interfaces.")
+
+    def server_interface_attach(self, server_id, entry, *, security_groups=None):
+        """Attach one of Heat's ``networks`` entries (``port`` / ``network`` / ``subnet`` /
+        ``fixed_ip``, ids) to a running server; the port made for it goes with the server,
+        as one made at the server's create."""
+        raise CloudError("This cloud cannot attach interfaces to a server.")
+
+    def server_image_create(self, server_id, *, name):
+        """An image of the server (Nova's createImage); returns the image's id."""
+        raise CloudError("This cloud cannot make images of servers.")
+
     @abstractmethod
     def image_create(self, *, project_id, name, creation_key=None, find_first=True, data=None,
                      **fields):
@@ -148,21 +194,67 @@ class CloudDriver(ABC):
     def image_protect(self, image_id, protected):
         """Set or clear the image's ``protected`` flag."""
 
-    # Networks (Neutron) ------------------------------------------------------------
+    # Objects of any kind (stacks.cloud.kinds) -------------------------------------
 
     @abstractmethod
-    def network_object_create(self, kind, *, project_id, name, creation_key=None,
-                              find_first=True, **fields):
-        """Create a ``kind`` (one of ``NETWORK_KINDS``) object with Neutron's fields; its id."""
+    def object_create(self, kind, *, project_id, name, creation_key=None, find_first=True,
+                      **fields):
+        """Create an object of ``kind`` with the service's own field names; its id.
+
+        A field ``refs`` declares (``network_id``, ``domain_id`` ...) may name the
+        object instead of giving its id. Refusals are CloudError with the service's words.
+        """
 
     @abstractmethod
-    def network_object_get(self, kind, object_id):
-        """A dict of Neutron's fields of the object (``id``, ``name``, ...), or None when gone."""
+    def object_find(self, kind, name_or_id):
+        """The id of the ``kind`` object with that id or name; CloudNotFound when none."""
+
+    def object_search(self, kind, **fields):
+        """The ids of the ``kind`` objects whose fields have these values, as Neutron's list
+        filters (``router:external``, ``floating_ip_address``)."""
+        raise CloudError("This cloud cannot search its objects.")
+
+    def find_boot_source(self, kind, name_or_id):
+        """The id of the ``image`` or ``flavor`` with that id or name (what a server boots
+        from); CloudNotFound when none."""
+        return self.object_find(kind, name_or_id)
 
     @abstractmethod
-    def network_object_update(self, kind, object_id, **fields):
+    def object_get(self, kind, object_id):
+        """A dict of the object's fields (``id``, ``name``, ...), or None when it is gone."""
+
+    @abstractmethod
+    def object_update(self, kind, object_id, **fields):
         """Change fields of the object in place."""
 
     @abstractmethod
-    def network_object_delete(self, kind, object_id):
+    def object_delete(self, kind, object_id):
         """Delete the object; one already gone is done."""
+
+    def router_routes_change(self, router_id, *, add=(), remove=()):
+        """The router's extra routes gain ``add`` and lose ``remove`` (``{destination,
+        nexthop}`` maps), other routes kept. Here read, then written: a driver whose
+        cloud changes them atomically (Neutron's ``extraroute-atomic``) does so, so two
+        resources changing one router's routes at once lose neither's."""
+        router = self.object_get("router", router_id)
+        if router is None:
+            raise CloudNotFound(f"The router {router_id} could not be found")
+        routes = [{"destination": r["destination"], "nexthop": r["nexthop"]}
+                  for r in router.get("routes") or []]
+        routes = [r for r in routes if r not in list(remove)]
+        routes += [r for r in add if r not in routes]
+        self.object_update("router", router_id, routes=routes)
+
+    # The names of the Neutron-only interface, kept for callers written before it.
+
+    def network_object_create(self, kind, **kwargs):
+        return self.object_create(kind, **kwargs)
+
+    def network_object_get(self, kind, object_id):
+        return self.object_get(kind, object_id)
+
+    def network_object_update(self, kind, object_id, **fields):
+        return self.object_update(kind, object_id, **fields)
+
+    def network_object_delete(self, kind, object_id):
+        return self.object_delete(kind, object_id)

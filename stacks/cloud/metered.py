@@ -46,7 +46,12 @@ class MeteredCloud:
         return self._driver
 
     def for_stack(self, stack):
-        bound = self._driver.for_stack(stack)
+        return self._metered(self._driver.for_stack(stack))
+
+    def for_user(self, user, project_id):
+        return self._metered(self._driver.for_user(user, project_id))
+
+    def _metered(self, bound):
         return self if bound is self._driver else MeteredCloud(bound, simulated=self._simulated)
 
     def __getattr__(self, name):

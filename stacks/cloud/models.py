@@ -1,4 +1,4 @@
-"""Tables of the simulated cloud (servers, images, injected faults)."""
+"""Tables of the simulated cloud (servers, images, generic objects, injected faults)."""
 import uuid
 
 from django.db import models
@@ -23,6 +23,8 @@ class SimServer(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     user_data = models.TextField(blank=True, default="")
     networks = models.JSONField(default=list, blank=True)
+    # Nova's further create options: admin_pass, config_drive, scheduler_hints, tags.
+    options = models.JSONField(default=dict, blank=True)
     address = models.CharField(max_length=64, blank=True, default="")
     # The engine's key for the create that made it: a create run again finds it.
     creation_key = models.CharField(max_length=64, blank=True, default="", db_index=True)
@@ -66,11 +68,16 @@ class SimImage(models.Model):
         return f"{self.name} ({self.id})"
 
 
-class SimNetworkObject(models.Model):
-    """A simulated Neutron network, subnet, port or security group (Neutron's fields)."""
+class SimObject(models.Model):
+    """A simulated cloud object of any kind (a network, router, flavor, project ...).
 
-    id = models.CharField(primary_key=True, max_length=36, default=_new_id, editable=False)
-    kind = models.CharField(max_length=16)
+    ``fields`` holds the service's own field names (Neutron's, Nova's,
+    Keystone's); what a kind does beyond storing them is in
+    ``stacks.cloud.simulated_objects``.
+    """
+
+    id = models.CharField(primary_key=True, max_length=255, default=_new_id, editable=False)
+    kind = models.CharField(max_length=64, db_index=True)
     project_id = models.CharField(max_length=64, db_index=True)
     name = models.CharField(max_length=255, blank=True, default="")
     fields = models.JSONField(default=dict, blank=True)
@@ -80,7 +87,7 @@ class SimNetworkObject(models.Model):
 
     class Meta:
         app_label = "stacks"
-        verbose_name = "simulated network object"
+        verbose_name = "simulated cloud object"
 
     def __str__(self):
         return f"{self.kind} {self.name} ({self.id})"
@@ -102,4 +109,4 @@ class SimFault(models.Model):
         return f"{self.operation}: {self.message}"
 
 
-__all__ = ["SimFault", "SimImage", "SimNetworkObject", "SimServer"]
+__all__ = ["SimFault", "SimImage", "SimObject", "SimServer"]

@@ -19,7 +19,12 @@ from django.utils import timezone
 
 from stacks.cloud.driver import CloudDriver, CloudError
 from stacks.cloud.models import SimFault, SimImage, SimServer
-from stacks.cloud.simulated_network import SimulatedNetworks
+from stacks.cloud.simulated_cinder import SimulatedCinder, volumes_attached
+from stacks.cloud.simulated_neutron import SimulatedNeutron
+from stacks.cloud.simulated_objects import SimulatedObjects
+from stacks.cloud.simulated_octavia import SimulatedOctavia
+from stacks.cloud.simulated_swift_barbican import SimulatedSwiftBarbican
+from stacks.cloud.simulated_services import SimulatedServices
 
 
 # A server in a transitional status reaches the target status at ``ready_at``.
@@ -33,8 +38,16 @@ def _settle(rows, target):
     return rows.update(status=target)
 
 
-class SimulatedCloud(SimulatedNetworks, CloudDriver):
+class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
+                     SimulatedSwiftBarbican, SimulatedOctavia, SimulatedObjects, CloudDriver):
     """A cloud held in the database (simulated; no real machines)."""
+
+    # The services it simulates (its catalog, as Heat's availability checks see it).
+    SERVICES = ("compute", "image", "network", "identity", "orchestration", "block-storage",
+                "volumev3", "object-store", "key-manager", "load-balancer")
+
+    def has_service(self, service_type):
+        return service_type in self.SERVICES
 
     # Faults ------------------------------------------------------------------------
 
@@ -76,7 +89,8 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
                              f"(HTTP 409)")
 
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
-                      networks=None, key_name=None, creation_key=None, find_first=True):
+                      networks=None, key_name=None, creation_key=None, find_first=True,
+                      block_devices=None, options=None, security_groups=None):
         if creation_key and find_first:
             made = SimServer.objects.filter(creation_key=creation_key, project_id=project_id,
                                             deleted_at__isnull=True).exclude(status="ERROR") \
@@ -84,6 +98,7 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
             if made:
                 return made[0]
         self._fault("server_create", project_id)
+        self.block_devices_check(block_devices or [])
         boot = settings.HEATWEB.get("SIM_BOOT_SECONDS", 0)
         server_id = uuid.uuid4().hex
         nics = self._attach(project_id, networks or [], server_id=server_id)
@@ -93,16 +108,21 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
         server = SimServer.objects.create(
             id=server_id, project_id=project_id, name=name, image=image, flavor=flavor,
             metadata=metadata or {}, user_data=user_data or "", networks=nics,
-            creation_key=creation_key or "",
+            options=options or {}, creation_key=creation_key or "",
             address=nics[0]["addr"] if nics else
             f"10.{host >> 16}.{host >> 8 & 255}.{max(2, host & 255) % 255}",
             ready_at=timezone.now() + timedelta(seconds=boot))
+        self.block_devices_create(server.id, block_devices or [], project_id=project_id)
         latency = settings.HEATWEB.get("SIM_CREATE_SECONDS", 0)
         if latency:
             # A real cloud has made the server before its answer arrives: a caller
             # that dies in between leaves a server it does not know the id of.
             time.sleep(latency)
         return server.id
+
+    def find_boot_source(self, kind, name_or_id):
+        """A simulated server boots on any image or flavor name: each is known."""
+        return name_or_id
 
     def _attach(self, project_id, networks, *, server_id):
         """Each of Heat's ``networks`` entries as ``{network, addr, port, auto}``.
@@ -119,10 +139,15 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
                 self._port_bind(self._resolve("port", port_id), server_id)
             else:
                 network = entry.get("network") or entry.get("uuid")
+                fixed = {"ip_address": entry["fixed_ip"]} if entry.get("fixed_ip") else {}
+                if entry.get("subnet"):  # Heat's internal port on that subnet
+                    subnet = self._resolve("subnet", entry["subnet"])
+                    network = network or subnet.fields.get("network_id")
+                    fixed["subnet_id"] = subnet.pk
                 if not network:
                     continue
-                fixed = [{"ip_address": entry["fixed_ip"]}] if entry.get("fixed_ip") else None
-                port_id = self.network_object_create(
+                fixed = [fixed] if fixed else None
+                port_id = self.object_create(
                     "port", project_id=project_id, name="", network_id=network,
                     fixed_ips=fixed, device_owner="compute:nova", device_id=server_id)
                 auto = True
@@ -142,15 +167,18 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
         addresses = {}
         for nic in server.networks or []:
             if isinstance(nic, dict) and nic.get("addr"):
-                addresses.setdefault(nic["network"], []).append({"addr": nic["addr"],
-                                                                 "version": 4})
+                addresses.setdefault(nic["network"], []).append(
+                    {"addr": nic["addr"], "version": 4, "port": nic.get("port")})
         return {"id": server.id, "name": server.name, "image": server.image,
                 "flavor": server.flavor, "status": status,
                 "locked": server.locked, "locked_reason": server.locked_reason or None,
                 "metadata": server.metadata,
                 "addresses": addresses or {"private": [{"addr": server.address, "version": 4}]},
                 "fault": (server.fault or None) if status == "ERROR" else None,
-                "networks": server.networks, "created": server.created_at.isoformat()}
+                "networks": server.networks, "created": server.created_at.isoformat(),
+                "tags": list((server.options or {}).get("tags") or []),
+                "config_drive": "True" if (server.options or {}).get("config_drive") else "",
+                "volumes_attached": volumes_attached(server.pk)}
 
     @staticmethod
     def _status(server):
@@ -199,6 +227,9 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
         if "flavor" in fields:
             self._refuse_if_locked(server, "resize")
         allowed = {k: v for k, v in fields.items() if k in ("name", "flavor", "metadata")}
+        changed = {k: fields[k] for k in ("tags", "admin_pass") if k in fields}
+        if changed:
+            allowed["options"] = {**(server.options or {}), **changed}
         SimServer.objects.filter(pk=server.pk).update(**allowed)
 
     def server_delete(self, server_id):
@@ -207,9 +238,10 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
             return  # already gone: deleting is idempotent
         self._fault("server_delete", server.project_id)
         self._refuse_if_locked(server, "delete")
+        self.volumes_release(server.pk)
         for nic in server.networks or []:
             if isinstance(nic, dict) and nic.get("auto"):
-                self.network_object_delete("port", nic["port"])
+                self.object_delete("port", nic["port"])
             elif isinstance(nic, dict) and nic.get("port"):
                 self._port_unbind(nic["port"], server.pk)
         if server.status != "DELETING":
@@ -240,6 +272,14 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
         self._refuse_if_locked(server, "rebuild")
         SimServer.objects.filter(pk=server.pk).update(image=image)
 
+    def server_image_create(self, server_id, *, name):
+        """A generic image of the server (the simulated cloud keeps no disk): active at once."""
+        server = self._server(server_id, "server_image_create")
+        self._refuse_if_locked(server, "createImage")
+        return SimImage.objects.create(project_id=server.project_id, name=name,
+                                       location=f"simulated://server/{server.pk}",
+                                       tags=["snapshot"]).id
+
     def server_lock(self, server_id, reason=None):
         server = self._server(server_id, "server_lock")
         SimServer.objects.filter(pk=server.pk).update(locked=True, locked_reason=reason or "")
@@ -251,23 +291,43 @@ class SimulatedCloud(SimulatedNetworks, CloudDriver):
     def server_port_detach(self, server_id, port_id):
         server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
         if server is not None:
-            SimServer.objects.filter(pk=server.pk).update(networks=[
-                nic for nic in server.networks or []
-                if not (isinstance(nic, dict) and nic.get("port") == port_id)])
+            nics = [nic for nic in server.networks or [] if isinstance(nic, dict)]
+            SimServer.objects.filter(pk=server.pk).update(
+                networks=[nic for nic in nics if nic.get("port") != port_id])
+            if any(nic.get("port") == port_id and nic.get("auto") for nic in nics):
+                self.object_delete("port", port_id)  # made for the server: goes with it
+                return
         self._port_unbind(port_id, server_id)
+
+    def server_interfaces(self, server_id):
+        server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
+        out = []
+        for nic in (server.networks or []) if server else []:
+            port = self.object_get("port", nic["port"]) if isinstance(nic, dict) else None
+            if port is not None:
+                ips = port.get("fixed_ips") or []
+                out.append({"port": port["id"], "network": port.get("network_id"),
+                            "subnets": [ip["subnet_id"] for ip in ips],
+                            "fixed_ips": [ip["ip_address"] for ip in ips]})
+        return out
+
+    def server_interface_attach(self, server_id, entry, *, security_groups=None):
+        server = self._server(server_id, "server_interface_attach")
+        nics = self._attach(server.project_id, [entry], server_id=server.pk)
+        SimServer.objects.filter(pk=server.pk).update(networks=[*(server.networks or []), *nics])
 
     def _port_bind(self, port, server_id):
         holder = port.fields.get("device_id")
         if holder and holder != server_id and SimServer.objects.filter(
                 pk=holder, deleted_at__isnull=True).exclude(status="DELETED").exists():
             raise CloudError(f"Port {port.pk} is still in use. (HTTP 409)")
-        self.network_object_update("port", port.pk, device_id=server_id,
+        self.object_update("port", port.pk, device_id=server_id,
                                    device_owner="compute:nova")
 
     def _port_unbind(self, port_id, server_id):
-        port = self.network_object_get("port", port_id)
+        port = self.object_get("port", port_id)
         if port is not None and port.get("device_id") == server_id:
-            self.network_object_update("port", port_id, device_id="", device_owner="")
+            self.object_update("port", port_id, device_id="", device_owner="")
 
     def server_confirm_resize(self, server_id):
         """Nothing to confirm: a simulated resize is done at once."""

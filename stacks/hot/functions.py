@@ -6,7 +6,6 @@ lookup. With no lookup (validation, previews) ``get_resource`` and
 contain it. Argument and reference errors are raised as Heat's errors with
 the path they occurred at, so the same pass validates a template.
 """
-import base64
 import hashlib
 import itertools
 import json
@@ -14,45 +13,31 @@ import math
 import re
 
 from heatweb.exceptions import InvalidTemplate, InvalidTemplateReference, \
-    RequestLimitExceeded, StackValidationFailed
-from stacks.hot.values import UNRESOLVED
-from stacks.hot.versions import ALL_FUNCTIONS
+    InvalidTemplateVersion, RequestLimitExceeded, StackValidationFailed, UserParameterMissing
+from stacks.hot.cfn_functions import CfnFunctions
+from stacks.hot.make_url import check_url_parts, make_url
+from stacks.hot.values import UNRESOLVED, as_text, contains_unresolved, item_at, join_texts
 
-_LOOKS_LIKE_FUNCTION = re.compile(r"^(Fn::|get_|str_|list_|map_)")
-CONDITION_FUNCTIONS = {"equals", "not", "and", "or", "contains", "get_param"}
-
-
-def contains_unresolved(value):
-    if value is UNRESOLVED:
-        return True
-    if isinstance(value, dict):
-        return any(contains_unresolved(v) for v in value.values())
-    if isinstance(value, list):
-        return any(contains_unresolved(v) for v in value)
-    return False
+__all__ = ["Budget", "Resolver", "contains_unresolved", "function_name", "references"]
 
 
-def function_name(snippet, functions):
-    """The function a one-key mapping calls, or None for plain data; raises for unknown ones."""
+def function_name(snippet, functions, removed=frozenset()):
+    """The function a one-key mapping calls, or None for plain data.
+
+    As in Heat, only the template version's own functions are calls: any
+    other one-key mapping (``{get_input: x}`` in a software config, a
+    workflow task named ``get_vm_id``) is data. A function the version
+    removed is refused.
+    """
     if not isinstance(snippet, dict) or len(snippet) != 1:
         return None
     (key,) = snippet
     if key in functions:
         return key
-    if key in ALL_FUNCTIONS or _LOOKS_LIKE_FUNCTION.match(str(key)):
-        raise InvalidTemplate(f'"{key}" is not a valid function for this template version '
-                              f'(only: {", ".join(sorted(f for f in functions if "::" not in f))})')
+    if key in removed:
+        raise InvalidTemplateVersion(
+            explanation=f"The function {key} is not supported in this version of HOT.")
     return None
-
-
-def _text(value):
-    if isinstance(value, (dict, list)):
-        return json.dumps(value)
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 ITEM_SIZE = 8  # what one list item, map entry or scalar counts, besides its text
@@ -97,18 +82,22 @@ class Budget:
         return value
 
 
-class Resolver:
+class Resolver(CfnFunctions):
     """Resolves snippets of one template for one set of parameters and resources."""
 
-    def __init__(self, template, params, lookup=None, budget=None):
+    def __init__(self, template, params, lookup=None, budget=None, *, conditions=False):
         self.template = template
         self.params = params
         self.lookup = lookup
-        self.functions = template.functions
+        table = template.functions
+        # A condition is evaluated with the version's condition functions only, as in Heat.
+        self.functions = table.conditions if conditions else table.functions
+        self.in_conditions = conditions
+        self.removed = table.removed
         self.budget = budget or template.budget()
 
     def resolve(self, snippet, path):
-        name = function_name(snippet, self.functions)
+        name = function_name(snippet, self.functions, self.removed)
         if name is not None:
             handler = getattr(self, "fn_" + name.replace("::", "_").lower(), None)
             if handler is None:
@@ -144,10 +133,19 @@ class Resolver:
             raise StackValidationFailed(f"{path}: Function \"get_param\" must have a parameter "
                                         f"name")
         if name not in self.params:
+            where = path.removesuffix(".get_param")
+            if where.startswith("resources.") and ".properties" in where:
+                # Heat's GetParam: UserParameterMissing, as a property's error
+                raise StackValidationFailed(f"Property error: : {where}: : The Parameter "
+                                            f"({name}) was not provided.")
+            if where.startswith("outputs."):
+                raise UserParameterMissing(key=name)  # the output's error, on reading
             raise InvalidTemplateReference(resource=name, key=path)
         value = self.params[name]
         for step in steps:
-            value = _index(value, step, path)
+            if value is UNRESOLVED:  # a parameter known at create only
+                return UNRESOLVED
+            value = item_at(value, step, path)
         return value
 
     def fn_get_resource(self, name, path):
@@ -202,7 +200,10 @@ class Resolver:
         if not keys:
             return template
         pattern = re.compile("|".join(re.escape(k) for k in keys))
-        values = {str(k): _text(v) for k, v in params.items()}
+        # As Heat's str_replace: a boolean is Python's text of it ("True"), a list or map
+        # its JSON.
+        values = {str(k): str(v) if isinstance(v, bool) else as_text(v)
+                  for k, v in params.items()}
         growth = sum(len(values[m.group(0)]) - len(m.group(0)) for m in pattern.finditer(template))
         self.budget.check(len(template) + growth, path)
         return pattern.sub(lambda m: values[m.group(0)], template)
@@ -224,7 +225,7 @@ class Resolver:
             if not isinstance(part, list):
                 raise StackValidationFailed(f'{path}: "list_join" joins lists')
             items.extend(part)
-        return _join(str(delim), items, self.budget, path)
+        return join_texts(str(delim), items, self.budget, path)
 
     def fn_str_split(self, args, path):
         args = self._args(args, path, kind=list, size=(2, 3))
@@ -237,7 +238,7 @@ class Resolver:
         count = text.count(delim) + 1
         self.budget.check(ITEM_SIZE * (count + 1) + len(text) - len(delim) * (count - 1), path)
         parts = text.split(delim)
-        return _index(parts, args[2], path) if len(args) == 3 else parts
+        return item_at(parts, args[2], path) if len(args) == 3 else parts
 
     def fn_map_merge(self, args, path):
         args = self._args(args, path, kind=list)
@@ -331,15 +332,37 @@ class Resolver:
         args = self._args(args, path, kind=dict)
         if args is UNRESOLVED or contains_unresolved(args):
             return UNRESOLVED
-        port = f":{args['port']}" if args.get("port") else ""
-        query = "&".join(f"{k}={v}" for k, v in (args.get("query") or {}).items())
-        return (f"{args.get('scheme', 'http')}://{args.get('host', '')}{port}"
-                f"{args.get('path', '')}" + (f"?{query}" if query else ""))
+        problem = check_url_parts(args)
+        if problem:
+            raise StackValidationFailed(f"{path}: {problem}")
+        return make_url(args)
 
     def fn_yaql(self, args, path):
         raise InvalidTemplate(f'{path}: the "yaql" function is not supported by this service')
 
-    fn_resource_facade = fn_yaql
+    FACADE_ATTRIBUTES = ("metadata", "deletion_policy", "update_policy")
+    CFN_FACADE_ATTRIBUTES = {"Metadata": "metadata", "DeletionPolicy": "deletion_policy",
+                             "UpdatePolicy": "update_policy"}
+
+    def fn_resource_facade(self, args, path):
+        """The parent resource's metadata, deletion_policy or update_policy (a provider
+        template's view of the resource it implements); unknown until the stack runs
+        as a child."""
+        if args not in self.FACADE_ATTRIBUTES:
+            raise StackValidationFailed(f'{path}: Incorrect arguments to "resource_facade" '
+                                        f'should be one of: {", ".join(self.FACADE_ATTRIBUTES)}')
+        facade = getattr(self.params, "facade", None)
+        if facade is None:
+            return UNRESOLVED
+        return facade.get(args)
+
+    def fn_fn_resourcefacade(self, args, path):
+        """``Fn::ResourceFacade``: as resource_facade, with CFN's names (Metadata, ...)."""
+        if args not in self.CFN_FACADE_ATTRIBUTES:
+            raise StackValidationFailed(
+                f'{path}: Incorrect arguments to "Fn::ResourceFacade" should be one of: '
+                f'{", ".join(self.CFN_FACADE_ATTRIBUTES)}')
+        return self.fn_resource_facade(self.CFN_FACADE_ATTRIBUTES[args], path)
 
     # Conditions ---------------------------------------------------------------------
 
@@ -376,39 +399,6 @@ class Resolver:
             return UNRESOLVED
         return args[0] in (args[1] or [])
 
-    # CloudFormation functions of HOT 2013-05-23 ------------------------------------
-
-    def fn_fn_join(self, args, path):
-        args = self._args(args, path, kind=list, size=(2, 2))
-        if args is UNRESOLVED or contains_unresolved(args):
-            return UNRESOLVED
-        if not isinstance(args[1], list):
-            raise StackValidationFailed(f'{path}: "Fn::Join" joins a list')
-        return _join(str(args[0]), args[1], self.budget, path)
-
-    def fn_fn_select(self, args, path):
-        args = self._args(args, path, kind=list, size=(2, 2))
-        if args is UNRESOLVED or contains_unresolved(args):
-            return UNRESOLVED
-        return _index(args[1], args[0], path)
-
-    def fn_fn_base64(self, args, path):
-        value = self.resolve(args, path)
-        if contains_unresolved(value):
-            return UNRESOLVED
-        return base64.b64encode(_text(value).encode()).decode()
-
-
-def _index(value, step, path):
-    try:
-        if isinstance(value, list):
-            return value[int(step)]
-        if isinstance(value, dict):
-            return value[step]
-    except (KeyError, IndexError, ValueError, TypeError):
-        pass
-    raise StackValidationFailed(f"{path}: cannot take item {step!r} of {_text(value)[:80]}")
-
 
 def _key(value):
     """A hashable stand-in for ``value`` that is equal when the values are."""
@@ -417,16 +407,10 @@ def _key(value):
     return value
 
 
-def _join(delim, items, budget, path):
-    texts = [_text(i) for i in items]
-    budget.check(sum(map(len, texts)) + len(delim) * max(len(texts) - 1, 0), path)
-    return delim.join(texts)
-
-
 def _substitute(template, values, budget, path):
     if isinstance(template, str):
         for name, value in values.items():
-            name, text = str(name), _text(value)
+            name, text = str(name), as_text(value)
             if name and name in template:
                 budget.check(len(template) + template.count(name) * (len(text) - len(name)), path)
                 template = template.replace(name, text)
@@ -440,7 +424,12 @@ def _substitute(template, values, budget, path):
 
 
 def references(snippet, functions):
-    """Names of resources a snippet refers to with get_resource or get_attr."""
+    """Names a snippet refers to with get_resource or get_attr (and ``Ref``, ``Fn::GetAtt``
+    where the version has them).
+
+    A ``Ref`` may name a parameter as well as a resource: the caller keeps the
+    names that are resources.
+    """
     found = set()
     stack = [snippet]
     while stack:
@@ -449,10 +438,11 @@ def references(snippet, functions):
             if len(item) == 1:
                 (key,) = item
                 value = item[key]
-                if key == "get_resource" and isinstance(value, str):
+                if key in ("get_resource", "Ref") and key in functions and \
+                        isinstance(value, str):
                     found.add(value)
-                elif key == "get_attr" and isinstance(value, list) and value and \
-                        isinstance(value[0], str):
+                elif key in ("get_attr", "Fn::GetAtt") and key in functions and \
+                        isinstance(value, list) and value and isinstance(value[0], str):
                     found.add(value[0])
             stack.extend(item.values())
         elif isinstance(item, list):

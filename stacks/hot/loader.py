@@ -6,14 +6,16 @@ uses and nesting while composing and, after loading, measures the expanded
 node count without expanding it (shared sub-trees are sized once, by
 ``heatweb.inputs``), so such a document is refused at parse time with flat
 memory, and so is one nested deeper than the budget or holding text that
-cannot be stored (lone surrogates, NUL) or numbers that are not finite.
+cannot be stored (lone surrogates, NUL), numbers that are not finite or
+integers too long to write back as text, or a mapping naming a key twice.
 """
 from dataclasses import dataclass
 
 import yaml
 
 from heatweb.exceptions import BadRequest, InvalidTemplate, RequestLimitExceeded
-from heatweb.inputs import InvalidInput, NestingTooDeep, bad_text, inspect_document, load_json
+from heatweb.inputs import (MAX_INTEGER_DIGITS, DuplicateKey, InvalidInput, NestingTooDeep,
+                            bad_text, huge_integer, inspect_document, load_json)
 
 
 
@@ -30,7 +32,7 @@ class Limits:
     max_resolved_bytes: int = 4 * 1024 * 1024
 
 
-def _bounded_loader(limits):
+def _bounded_loader(limits, what):
     max_aliases, max_depth = limits.max_yaml_aliases, limits.max_nesting
 
     class BoundedLoader(yaml.SafeLoader):
@@ -56,12 +58,41 @@ def _bounded_loader(limits):
             finally:
                 self.depth -= 1
 
+        def construct_yaml_int(self, node):
+            # int() of more than 4,300 decimal digits is a ValueError (and a
+            # long hex literal converts but cannot be written back): refuse a
+            # long literal before converting it; inspect() bounds the value.
+            if len(node.value) > MAX_INTEGER_DIGITS + 2:
+                raise huge_integer(f"{what} (line {node.start_mark.line + 1})")
+            return super().construct_yaml_int(node)
+
+        def construct_mapping(self, node, deep=False):
+            if isinstance(node, yaml.MappingNode):
+                _refuse_duplicate_keys(self, node)
+            return super().construct_mapping(node, deep=deep)
+
+    BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
+
     # Heat reads "2016-10-14" as a string, not a date (and JSON cannot hold dates).
     BoundedLoader.yaml_implicit_resolvers = {
         first: [(tag, regexp) for tag, regexp in resolvers
                 if tag != "tag:yaml.org,2002:timestamp"]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
     return BoundedLoader
+
+
+def _refuse_duplicate_keys(loader, node):
+    """A mapping's own keys (merged ``<<`` keys may be overridden) are unique."""
+    seen = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node,
+                                                                      yaml.ScalarNode):
+            continue
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise DuplicateKey(f"Duplicate key {str(key)[:200]!r} in a mapping "
+                               f"(line {key_node.start_mark.line + 1}).")
+        seen.add(key)
 
 
 def check_size(text, limits, *, what="Template", limit=None):
@@ -102,7 +133,7 @@ def load_text(text, limits=Limits(), *, what="template", limit=None):
                 raise
             raise InvalidTemplate(f"Error parsing {what} JSON: {error.message}") from None
     try:
-        data = yaml.load(text, Loader=_bounded_loader(limits))  # noqa: S506
+        data = yaml.load(text, Loader=_bounded_loader(limits, what))  # noqa: S506
     except yaml.YAMLError as error:
         refusal = InvalidTemplate(f"Error parsing {what}: {error}")
         mark = getattr(error, "problem_mark", None)

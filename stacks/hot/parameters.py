@@ -6,20 +6,30 @@ constraints, whose ``description`` becomes the error message. ``Parameters``
 is the typed mapping a stack resolves ``get_param`` from, pseudo
 parameters (``OS::stack_name``...) included.
 """
+import contextvars
 import functools
 import json
 import math
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import re2
+import regex
 
-from heatweb.exceptions import BadRequest, InvalidTemplate, StackValidationFailed, \
-    UnknownUserParameter, UserParameterMissing
+try:  # Python's own reader of regular expressions (what Heat's patterns are written for)
+    from re import _constants as sre_constants, _parser as sre_parse
+except ImportError:  # Python < 3.11
+    import sre_constants
+    import sre_parse
+
+from heatweb.exceptions import BadRequest, InvalidTemplate, RequestLimitExceeded, \
+    StackValidationFailed, UnknownUserParameter, UserParameterMissing
 from heatweb.inputs import load_json
+from stacks.hot.functions import ITEM_SIZE, value_size
 
 DEFAULT_MAX_DEPTH = 64
+DEFAULT_MAX_BYTES = 1024 * 1024
 
 TYPES = {"string": "String", "number": "Number", "json": "Json",
          "comma_delimited_list": "CommaDelimitedList", "boolean": "Boolean"}
@@ -60,20 +70,113 @@ def _number(value):
         raise ParameterValueError(f"Value '{value}' is not a number") from None
 
 
+PATTERN_SECONDS = 0.1  # what one allowed_pattern match may take before it counts as no match
+PATTERNS_SECONDS = 1.0  # what all the matches of one set of parameters may take
+# How large the allowed_patterns of one template may be, together, once their fixed
+# repetitions are written out: ``regex`` expands ``(a{1000}){1000}`` when it compiles
+# it (a million items, seconds), and compiling cannot be stopped.
+MAX_PATTERN_SIZE = 30_000
+_PATTERN_DEADLINE = contextvars.ContextVar("pattern_deadline", default=None)
+_REPEATS = {getattr(sre_constants, name) for name in (
+    "MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") if hasattr(sre_constants, name)}
+
+
+def _expanded_size(items):
+    """What ``regex`` would write out of a parsed pattern (fixed repeats multiplied out)."""
+    total = 0
+    for op, arg in items:
+        if op in _REPEATS:
+            low, _high, sub = arg
+            total += max(low, 1) * _expanded_size(sub) + 1
+        elif op == sre_constants.SUBPATTERN:
+            total += _expanded_size(arg[-1]) + 1
+        elif op == sre_constants.BRANCH:
+            total += sum(_expanded_size(branch) for branch in arg[1]) + 1
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            total += _expanded_size(arg[1]) + 1
+        elif op == sre_constants.GROUPREF_EXISTS:
+            total += sum(_expanded_size(b) for b in arg[1:] if b is not None) + 1
+        else:
+            total += 1
+        if total > MAX_PATTERN_SIZE:
+            break
+    return total
+
+
+def _too_large():
+    return ValueError(f"the pattern is larger than {MAX_PATTERN_SIZE} items once its "
+                      f"repetitions are expanded")
+
+
+@functools.lru_cache(maxsize=256)
+def pattern_size(pattern):
+    """The size of ``pattern`` once compiled, read with Python's ``re`` (Heat's patterns
+    are Python's); ValueError for a pattern it does not read, or too large."""
+    if len(pattern) > 2 * MAX_PATTERN_SIZE:  # every item is at most 2 characters
+        raise _too_large()
+    try:
+        size = _expanded_size(sre_parse.parse(pattern))
+    except (re.error, OverflowError, RecursionError) as error:
+        raise ValueError(str(error)) from None
+    if size > MAX_PATTERN_SIZE:
+        raise _too_large()
+    return size
+
+
+def check_patterns_size(schemas):
+    """Refuse a template whose allowed_patterns together are too large to compile quickly."""
+    total = sum(pattern_size(c.spec) for schema in schemas.values()
+                for c in schema.constraints if c.kind == "allowed_pattern")
+    if total > MAX_PATTERN_SIZE:
+        raise InvalidTemplate(f"The allowed_patterns of the template are larger than "
+                              f"{MAX_PATTERN_SIZE} items together once their repetitions "
+                              f"are expanded")
+
+
 @functools.lru_cache(maxsize=256)
 def compile_pattern(pattern):
-    """``pattern`` on RE2, whose matching time is linear in the text (no backtracking).
-
-    Raises ValueError for a pattern RE2 cannot run (back-references, look-arounds).
+    """``pattern`` as Heat reads it: a Python regular expression (look-arounds and
+    back-references included), run by the ``regex`` package, which can stop a
+    match after a time budget. ValueError when ``pattern_size`` refuses it.
     """
-    options = re2.Options()
-    options.log_errors = False
+    pattern_size(pattern)
     try:
-        return re2.compile(pattern, options=options)
-    except re2.error as error:
-        reason = error.args[0].decode() if error.args and isinstance(error.args[0], bytes) \
-            else str(error)
-        raise ValueError(reason) from None
+        return regex.compile(pattern, flags=regex.VERSION0)
+    except (regex.error, OverflowError, RecursionError) as error:
+        raise ValueError(str(error)) from None
+
+
+def pattern_matches(pattern, text):
+    """Heat's test: the pattern matches at the start and reaches the end of ``text``.
+
+    A match that takes longer than PATTERN_SECONDS (or than what is left of the
+    PATTERNS_SECONDS of the parameters being read) is stopped and raises
+    ParameterValueError, so no pattern can hold a process.
+    """
+    seconds = PATTERN_SECONDS
+    deadline = _PATTERN_DEADLINE.get()
+    if deadline is not None:
+        seconds = min(seconds, deadline - time.monotonic())
+    try:
+        if seconds <= 0:
+            raise TimeoutError
+        match = compile_pattern(pattern).match(text, timeout=seconds)
+    except ValueError as error:
+        raise ParameterValueError(f'allowed_pattern "{pattern}" cannot be used: '
+                                  f'{error}') from None
+    except TimeoutError:
+        raise ParameterValueError(
+            f'"{text}" does not match pattern "{pattern}" (the match took longer than '
+            f'{PATTERN_SECONDS} s and was stopped)') from None
+    return match is not None and match.end() == len(text)
+
+
+def _list_size(value):
+    """``value_size`` of a comma_delimited_list's value, counted before it is split."""
+    if isinstance(value, list):
+        return None
+    text = str(value)
+    return len(text) + ITEM_SIZE * (text.count(",") + 2)
 
 
 def _coerce(kind, value, max_depth=DEFAULT_MAX_DEPTH):
@@ -142,7 +245,7 @@ class Constraint:
             if any(i not in allowed for i in items):
                 return f'"{value}" is not an allowed value {spec}'
         elif self.kind == "allowed_pattern":
-            if not compile_pattern(spec).fullmatch(str(value)):
+            if not pattern_matches(spec, str(value)):
                 return f'"{value}" does not match pattern "{spec}"'
         return None
 
@@ -157,10 +260,14 @@ class Constraint:
             out["AllowedValues"] = self.spec
         elif self.kind == "allowed_pattern":
             out["AllowedPattern"] = self.spec
+        elif self.kind == "custom_constraint":
+            out["CustomConstraint"] = self.spec
         elif self.kind == "modulo":
-            out["Modulo"] = self.spec
-        if self.description:
-            out["ConstraintDescription"] = self.description
+            out.update({k: v for k, v in (("Step", self.spec.get("step")),
+                                          ("Offset", self.spec.get("offset"))) if v is not None})
+        if self.description:  # Heat joins the descriptions of all constraints
+            out["ConstraintDescription"] = " ".join(
+                filter(None, (out.get("ConstraintDescription"), self.description)))
 
 
 @dataclass
@@ -174,9 +281,11 @@ class ParamSchema:
     description: str = ""
     constraints: list = field(default_factory=list)
     max_depth: int = DEFAULT_MAX_DEPTH
+    max_bytes: int = DEFAULT_MAX_BYTES
 
     @classmethod
-    def from_template(cls, name, data, *, max_depth=DEFAULT_MAX_DEPTH):
+    def from_template(cls, name, data, *, max_depth=DEFAULT_MAX_DEPTH,
+                      max_bytes=DEFAULT_MAX_BYTES):
         if not isinstance(data, Mapping):
             raise InvalidTemplate(f"Invalid parameter {name}: the schema must be a mapping")
         unknown = set(data) - SCHEMA_KEYS
@@ -190,7 +299,7 @@ class ParamSchema:
                      immutable=_immutable(name, data),
                      label=data.get("label"), description=data.get("description") or "",
                      constraints=[_constraint(name, kind, c) for c in data.get("constraints") or []],
-                     max_depth=max_depth)
+                     max_depth=max_depth, max_bytes=max_bytes)
         if data.get("default") is not None:
             try:
                 schema.default = schema.coerce(data["default"])
@@ -201,6 +310,8 @@ class ParamSchema:
 
     def coerce(self, value):
         """The typed, constraint-checked value; raises StackValidationFailed naming the parameter."""
+        if self.type == "comma_delimited_list":
+            self._check_size(value)
         try:
             typed = _coerce(self.type, value, self.max_depth)
             for constraint in self.constraints:
@@ -209,12 +320,24 @@ class ParamSchema:
             raise StackValidationFailed(f"Parameter '{self.name}' is invalid: {error}") from None
         return typed
 
-    def to_heat_dict(self):
+    def _check_size(self, value):
+        """A list's items count too (a million empty items is a small text, a big list)."""
+        size = _list_size(value)
+        if size is None:
+            size = value_size(value, self.max_bytes)
+        if size > self.max_bytes:
+            raise RequestLimitExceeded(
+                f"The value of parameter {self.name} is larger than {self.max_bytes} bytes "
+                f"(its text plus {ITEM_SIZE} per item).")
+
+    def to_heat_dict(self, value=None):
+        """Heat's validate entry (exactly its keys); ``value``: the one the user gave."""
         out = {"Type": TYPES[self.type], "Description": self.description,
-               "Label": self.label or self.name, "NoEcho": "true" if self.hidden else "false",
-               "Immutable": self.immutable}
+               "Label": self.label or self.name, "NoEcho": "true" if self.hidden else "false"}
         if self.default is not None:
             out["Default"] = self.default
+        if value not in (None, ""):
+            out["Value"] = value
         for constraint in self.constraints:
             constraint.to_heat(out)
         return out
@@ -255,11 +378,10 @@ def _constraint(name, kind, data):
             raise InvalidTemplate(f"Invalid allowed_pattern for parameter {name}: "
                                   f"must be a string")
         try:
-            compile_pattern(spec)
+            pattern_size(spec)  # compiled at its first match (compile_pattern)
         except ValueError as error:
-            raise InvalidTemplate(f"Invalid allowed_pattern for parameter {name}: {error} "
-                                  f"(patterns run on RE2: no back-references or "
-                                  f"look-arounds)") from None
+            raise InvalidTemplate(f"Invalid allowed_pattern for parameter {name}: "
+                                  f"{error}") from None
     if ckind in ("length", "range", "modulo"):
         _check_bounds(name, ckind, spec)
     return Constraint(kind=ckind, spec=spec, description=data.get("description"))
@@ -280,20 +402,28 @@ def _check_bounds(name, ckind, spec):
 class Parameters(Mapping):
     """Typed parameter values of one stack, pseudo parameters included."""
 
-    def __init__(self, schemas, values, *, stack_name=None, stack_id=None, project_id=None):
+    def __init__(self, schemas, values, *, stack_name=None, stack_id=None, project_id=None,
+                 pseudo=None):
         self.schemas = schemas
         for key in values:
             if key not in schemas:
                 raise UnknownUserParameter(key=key)
         self.values = {}
-        for name, schema in schemas.items():
-            if name in values and values[name] is not None:
-                self.values[name] = schema.coerce(values[name])
-            elif schema.default is not None:
-                self.values[name] = schema.default
-            else:
-                raise UserParameterMissing(key=name)
-        self.pseudo = dict(zip(PSEUDO, (stack_name, stack_id, project_id)))
+        # One budget for every allowed_pattern of these parameters (see pattern_matches).
+        budget = _PATTERN_DEADLINE.set(time.monotonic() + PATTERNS_SECONDS)
+        try:
+            for name, schema in schemas.items():
+                if name in values and values[name] is not None:
+                    self.values[name] = schema.coerce(values[name])
+                elif schema.default is not None:
+                    self.values[name] = schema.default
+                else:
+                    raise UserParameterMissing(key=name)
+        finally:
+            _PATTERN_DEADLINE.reset(budget)
+        # A CloudFormation template has its own pseudo parameters (AWS::StackName...).
+        self.pseudo = pseudo if pseudo is not None else dict(
+            zip(PSEUDO, (stack_name, stack_id, project_id)))
 
     def __getitem__(self, key):
         if key in self.values:

@@ -1,4 +1,5 @@
-"""A parsed HOT template: sections, resource definitions, dependencies, outputs.
+"""A parsed template (HOT, or CloudFormation's format read by ``cfn_template``):
+sections, resource definitions, dependencies, outputs.
 
 ``Template.parse`` checks structure (version, sections, resource keys,
 references in ``depends_on``, dependency cycles, limits) and nothing that
@@ -11,11 +12,13 @@ from dataclasses import dataclass
 
 from heatweb.exceptions import CircularDependencyException, InvalidTemplate, \
     InvalidTemplateReference, InvalidTemplateVersion, RequestLimitExceeded, \
-    ResourceTypeNotFound, StackValidationFailed
-from stacks.hot.functions import CONDITION_FUNCTIONS, Budget, Resolver, function_name, \
-    references
+    ResourceTypeNotFound, StackValidationFailed, UserParameterMissing
+from stacks.hot.cfn_template import CFN_VERSION_KEYS, PSEUDO_PARAMETERS, pseudo_parameters, \
+    read_cfn
+from stacks.hot.functions import Budget, Resolver, function_name, references
 from stacks.hot.loader import Limits, inspect, load_text
-from stacks.hot.parameters import ParamSchema, Parameters
+from stacks.hot.parameters import PSEUDO, ParamSchema, Parameters, check_patterns_size
+from stacks.hot.values import ReferenceOnRead
 from stacks.hot.versions import has_conditions, version_info, version_names
 
 SECTIONS = {"heat_template_version", "description", "parameter_groups", "parameters",
@@ -35,10 +38,11 @@ class ResourceDefinition:
     deletion_policy: str = "Delete"
     update_policy: object = None
     condition: object = None
+    external_id: object = None  # an existing object to adopt (stacks.resources.external)
 
 
 class Template:
-    """One HOT template with its ``files``; immutable once parsed."""
+    """One template with its ``files``; immutable once parsed."""
 
     def __init__(self, raw, *, files=None, limits=Limits()):
         self.raw = raw
@@ -62,36 +66,37 @@ class Template:
 
     def _check_structure(self):
         raw = self.raw
-        if "heat_template_version" not in raw:
-            if "AWSTemplateFormatVersion" in raw or "HeatTemplateFormatVersion" in raw:
-                raise InvalidTemplateVersion(
-                    explanation="CloudFormation templates are not supported; use HOT")
-            raise InvalidTemplateVersion(explanation="Template version was not provided")
-        info = version_info(raw["heat_template_version"])
-        if info is None:
-            raise InvalidTemplateVersion(explanation=(
-                f'"heat_template_version: {raw["heat_template_version"]}". '
-                f'"heat_template_version" should be one of: {", ".join(version_names())}'))
-        self.version, self.functions = info
-        for section in raw:
-            if section not in SECTIONS or (section == "conditions"
-                                           and not has_conditions(self.version)):
-                raise InvalidTemplate(f"The template section is invalid: {section}")
-        self.description = raw.get("description") or ""
+        present = [k for k in ("heat_template_version", *CFN_VERSION_KEYS) if k in raw]
+        if len(present) > 1:
+            raise InvalidTemplateVersion(explanation=f"Ambiguous versions ({', '.join(present)})")
+        if present and present[0] in CFN_VERSION_KEYS:
+            cfn = read_cfn(raw, present[0])
+            self.format, self.version, self.functions = "cfn", cfn.version, cfn.functions
+            self._sections, self.mappings = cfn.sections, cfn.mappings
+            self.pseudo_names = PSEUDO_PARAMETERS
+        else:
+            self._check_hot_version()
+        self.description = self._sections.get("description") or ""
         self.resources = self._section("resources")
         self.outputs = self._section("outputs")
         self.conditions = self._section("conditions")
-        self.parameter_groups = raw.get("parameter_groups") or []
+        self.parameter_groups = self._sections.get("parameter_groups") or []
         if not isinstance(self.parameter_groups, list):
             raise InvalidTemplate("parameter_groups should be a list")
-        self.param_schemas = {name: ParamSchema.from_template(name, data,
-                                                              max_depth=self.limits.max_nesting)
-                              for name, data in self._section("parameters").items()}
+        self.param_schemas = {
+            name: ParamSchema.from_template(name, data, max_depth=self.limits.max_nesting,
+                                            max_bytes=self.limits.max_value_bytes)
+            for name, data in self._section("parameters").items()}
+        check_patterns_size(self.param_schemas)
         if len(self.resources) > self.limits.max_resources:
             raise RequestLimitExceeded(
                 f"Maximum resources per stack exceeded ({len(self.resources)} > "
                 f"{self.limits.max_resources}).")
         self._check_parameter_groups()
+        # Once, not per resource: a set of every resource name per resource made the
+        # parse of a 10,000-member group's template O(N^2) (seconds).
+        self._parameters_only = (set(self.param_schemas) | set(self.pseudo_names)) - \
+            set(self.resources)
         self.dependencies = {name: self._dependencies(name, data)
                              for name, data in self.resources.items()}
         self._check_cycles()
@@ -104,8 +109,25 @@ class Template:
                 raise InvalidTemplate(f'"{sorted(unknown)[0]}" is not a valid keyword inside '
                                       f'an output definition')
 
+    def _check_hot_version(self):
+        raw = self.raw
+        if "heat_template_version" not in raw:
+            raise InvalidTemplateVersion(explanation="Template version was not provided")
+        info = version_info(raw["heat_template_version"])
+        if info is None:
+            raise InvalidTemplateVersion(explanation=(
+                f'"heat_template_version: {raw["heat_template_version"]}". '
+                f'"heat_template_version" should be one of: {", ".join(version_names())}'))
+        self.format = "hot"
+        self.version, self.functions = info
+        for section in raw:
+            if section not in SECTIONS or (section == "conditions"
+                                           and not has_conditions(self.version)):
+                raise InvalidTemplate(f"The template section is invalid: {section}")
+        self._sections, self.mappings, self.pseudo_names = raw, {}, PSEUDO
+
     def _section(self, name):
-        value = self.raw.get(name)
+        value = self._sections.get(name)
         if value is None:
             return {}
         if not isinstance(value, Mapping):
@@ -142,10 +164,13 @@ class Template:
         if not isinstance(explicit, list) or not all(isinstance(d, str) for d in explicit):
             raise InvalidTemplate(f"Resource {name}: depends_on must be a name or a list of "
                                   f"names")
+        key = "DependsOn" if self.format == "cfn" else "depends_on"
         for dep in explicit:
             if dep not in self.resources:
-                raise InvalidTemplateReference(resource=dep, key=f"{name}.depends_on")
-        implicit = references([data.get("properties"), data.get("metadata")], self.functions)
+                raise InvalidTemplateReference(resource=dep, key=f"{name}.{key}")
+        implicit = references([data.get("properties"), data.get("metadata")],
+                              self.functions.functions)
+        implicit -= self._parameters_only  # a Ref to a parameter or a pseudo parameter
         for dep in implicit:
             if dep not in self.resources:
                 raise InvalidTemplateReference(resource=dep, key=f"resources.{name}")
@@ -177,8 +202,10 @@ class Template:
     # Parameters and conditions ------------------------------------------------------------
 
     def parameters(self, values, *, stack_name=None, stack_id=None, project_id=None):
+        pseudo = pseudo_parameters(stack_name=stack_name, stack_id=stack_id,
+                                   project_id=project_id) if self.format == "cfn" else None
         return Parameters(self.param_schemas, values or {}, stack_name=stack_name,
-                          stack_id=stack_id, project_id=project_id)
+                          stack_id=stack_id, project_id=project_id, pseudo=pseudo)
 
     def condition_value(self, condition, params, path, _seen=()):
         """True or False for a condition name or an inline condition expression."""
@@ -191,10 +218,10 @@ class Template:
                 raise StackValidationFailed(f'{path}: condition "{condition}" refers to itself')
             return self.condition_value(self.conditions[condition], params,
                                         f"conditions.{condition}", (*_seen, condition))
-        name = function_name(condition, self.functions)
-        if name not in CONDITION_FUNCTIONS:
+        name = function_name(condition, self.functions.conditions, self.functions.removed)
+        if name is None:
             raise StackValidationFailed(f"{path}: Invalid condition {json.dumps(condition)}")
-        return bool(Resolver(self, params).resolve(condition, path))
+        return bool(Resolver(self, params, conditions=True).resolve(condition, path))
 
     def enabled(self, data, params, path):
         condition = data.get("condition") if isinstance(data, Mapping) else None
@@ -210,13 +237,16 @@ class Template:
     def resolve(self, snippet, params, lookup, path="template", *, budget=None):
         return Resolver(self, params, lookup, budget).resolve(snippet, path)
 
-    def validate(self, params, *, resource_type_exists):
+    def validate(self, params, *, resource_type_exists, known=None):
         """Check types, functions and references of every section for these parameters.
 
-        One budget covers the whole template, so the sum of everything its
-        functions produce is bounded too.
+        ``known``: the parameters as resources and outputs see them, when some values are
+        stand-ins (a validate without them: UNRESOLVED there, so a path into one is not
+        taken, as Heat's validate does not resolve them). One budget covers the whole
+        template, so the sum of everything its functions produce is bounded too.
         """
         budget = self.budget()
+        known = params if known is None else known
         for name in self.conditions:
             self.condition_value(name, params, f"conditions.{name}")
         definitions = self.resource_definitions(params)
@@ -225,11 +255,14 @@ class Template:
                 raise ResourceTypeNotFound(type_name=data["type"])
             if name in definitions:
                 for section in ("properties", "metadata"):
-                    self.resolve(data.get(section), params, None,
+                    self.resolve(data.get(section), known, None,
                                  f"resources.{name}.{section}", budget=budget)
         for name, data in self.outputs.items():
             if self.enabled(data, params, f"outputs.{name}"):
-                self.resolve(data["value"], params, None, f"outputs.{name}", budget=budget)
+                try:
+                    self.resolve(data["value"], known, None, f"outputs.{name}", budget=budget)
+                except (UserParameterMissing, ReferenceOnRead):
+                    pass  # as Heat: outputs resolve lazily; reading shows its output_error
 
     def resource_definitions(self, params):
         """The enabled resources' definitions, in template order."""
@@ -239,7 +272,8 @@ class Template:
             name=name, type=data["type"], properties=data.get("properties") or {},
             depends_on=tuple(d for d in self.dependencies[name] if d in enabled),
             metadata=data.get("metadata"), deletion_policy=data.get("deletion_policy", "Delete"),
-            update_policy=data.get("update_policy"), condition=data.get("condition"))
+            update_policy=data.get("update_policy"), condition=data.get("condition"),
+            external_id=data.get("external_id"))
             for name, data in self.resources.items() if name in enabled}
 
     def resolve_outputs(self, params, lookup):

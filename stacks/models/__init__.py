@@ -1,10 +1,12 @@
+from stacks.models.drift import DriftReport
 from stacks.models.event import Event
 from stacks.models.locks import LockRecord, LockWindow
 from stacks.models.resource import Resource
+from stacks.models.snapshot import Snapshot
 from stacks.models.stack import Stack
 from stacks.models.template import RawTemplate
 from stacks.models.wait_conditions import WaitConditionSignal
 
-from stacks.cloud.models import SimFault, SimImage, SimNetworkObject, SimServer  # the simulated cloud's tables
+from stacks.cloud.models import SimFault, SimImage, SimObject, SimServer  # the simulated cloud's tables
 
-__all__ = ["Event", "LockRecord", "LockWindow", "RawTemplate", "Resource", "SimFault", "SimImage", "SimNetworkObject", "SimServer", "Stack", "WaitConditionSignal"]
+__all__ = ["DriftReport", "Event", "LockRecord", "LockWindow", "RawTemplate", "Resource", "SimFault", "SimImage", "SimObject", "SimServer", "Snapshot", "Stack", "WaitConditionSignal"]

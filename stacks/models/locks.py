@@ -5,7 +5,7 @@ from django.utils import timezone
 
 from stacks.models.stack import Stack
 
-KINDS = ("lock", "relock", "unlock", "expiry", "refusal", "heal")
+KINDS = ("lock", "relock", "unlock", "expiry", "refusal", "heal", "interrupt", "resume")
 
 
 class LockRecord(models.Model):
@@ -28,6 +28,8 @@ class LockRecord(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     held_seconds = models.FloatField(null=True, blank=True)
     detail = models.TextField(blank=True, default="")
+    # The lock's mode: what it let through (``Stack.lock_allow``).
+    allow = models.JSONField(default=list, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["stack", "id"])]
@@ -68,3 +70,4 @@ class LockWindow(models.Model):
 
     def __str__(self):
         return f"window {self.pk} of {self.stack_id} ({self.state})"
+

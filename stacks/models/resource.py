@@ -1,4 +1,5 @@
 """The Resource model (one row per physical resource version) and its state machine."""
+import json
 import uuid
 
 from django.db import models
@@ -7,6 +8,26 @@ from django_fsm import GET_STATE, FSMField, transition
 from stacks.models import states as st
 from stacks.models.stack import Stack
 from stacks.models.template import RawTemplate
+
+
+def _without_nul(value):
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_nul(v) for v in value]
+    return value
+
+
+class CloudJSONEncoder(json.JSONEncoder):
+    """JSON of what the cloud answered (attributes, plugin data, a waiting action's
+    cookie), with no NUL character: PostgreSQL's JSON cannot store one, and a binary
+    value from the cloud (a secret's payload) may hold one (the row's save then failed and
+    its stack stayed IN_PROGRESS). A NUL becomes U+FFFD, as undecodable bytes do."""
+
+    def encode(self, o):
+        return super().encode(_without_nul(o))
 
 
 def _same_action(status):
@@ -22,10 +43,10 @@ class Resource(models.Model):
     type = models.CharField(max_length=255)
     physical_resource_id = models.CharField(max_length=255, blank=True, default="")
     properties_data = models.JSONField(default=dict, blank=True)
-    attributes_data = models.JSONField(default=dict, blank=True)
-    plugin_data = models.JSONField(default=dict, blank=True)
+    attributes_data = models.JSONField(default=dict, blank=True, encoder=CloudJSONEncoder)
+    plugin_data = models.JSONField(default=dict, blank=True, encoder=CloudJSONEncoder)
     rsrc_metadata = models.JSONField(default=dict, blank=True)
-    action_cookie = models.JSONField(null=True, blank=True)
+    action_cookie = models.JSONField(null=True, blank=True, encoder=CloudJSONEncoder)
     state = FSMField(default=st.INIT_COMPLETE, choices=st.STATE_CHOICES, max_length=32)
     status_reason = models.TextField(blank=True, default="")
     requires = models.JSONField(default=list, blank=True)
@@ -76,6 +97,14 @@ class Resource(models.Model):
 
     @transition(field=state, source=st.RESOURCE_SOURCES["CHECK"], target="CHECK_IN_PROGRESS")
     def begin_check(self):
+        pass
+
+    @transition(field=state, source=st.RESOURCE_SOURCES["SNAPSHOT"], target="SNAPSHOT_IN_PROGRESS")
+    def begin_snapshot(self):
+        pass
+
+    @transition(field=state, source=st.RESOURCE_SOURCES["ADOPT"], target="ADOPT_IN_PROGRESS")
+    def begin_adopt(self):
         pass
 
     @transition(field=state, source=st.IN_PROGRESS_STATES, target=_same_action(st.COMPLETE))

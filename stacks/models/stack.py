@@ -55,6 +55,11 @@ class Stack(models.Model):
     # The state the stack was in when first locked (a suspended stack stays
     # suspended through lock and unlock, and can be resumed after).
     pre_lock_state = models.CharField(max_length=32, blank=True, default="")
+    # What stays permitted while the lock holds (``states.LOCK_MODES``); [] = nothing.
+    lock_allow = models.JSONField(default=list, blank=True)
+    # The lock to take again when the action running under it settles (an action the
+    # lock allows, or one a lock interrupted); while set, the lock holds.
+    lock_pending = models.JSONField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -79,7 +84,7 @@ class Stack(models.Model):
     @property
     def is_locked(self):
         """Locked itself (shown as a badge); ``states.lock_holder`` also asks the ancestors."""
-        return self.state in st.LOCKED_STATES
+        return self.state in st.LOCKED_STATES or bool(self.lock_pending)
 
     @property
     def effective_state(self):
@@ -89,6 +94,11 @@ class Stack(models.Model):
         return self.state
 
     @property
+    def is_suspended(self):
+        """Suspended, also underneath a lock or a finished unlock (a badge on the pages)."""
+        return st.is_suspended(self.state, self.pre_lock_state)
+
+    @property
     def identifier(self):
         return f"{self.name}/{self.id}"
 
@@ -96,7 +106,8 @@ class Stack(models.Model):
         who = self.locked_by.username if self.locked_by_id else "unknown"
         level = self.lock_level or "all"
         reason = f' ("{self.lock_reason}")' if self.lock_reason else ""
-        return (f"Stack {self.name} is locked at level {level} by {who}{reason}; "
+        allows = f" (it allows only {', '.join(self.lock_allow)})" if self.lock_allow else ""
+        return (f"Stack {self.name} is locked at level {level} by {who}{reason}{allows}; "
                 f"unlock it first.")
 
     # Starting an action: sources from the state table ------------------------
@@ -105,29 +116,34 @@ class Stack(models.Model):
         pass
 
     @transition(field=state, source=st.STACK_SOURCES["UPDATE"], target="UPDATE_IN_PROGRESS",
-                conditions=[st.not_suspended_under_unlock, st.no_ancestor_lock])
+                conditions=[st.not_suspended_under_unlock, st.lock_permits("UPDATE")])
     def begin_update(self):
         pass
 
     @transition(field=state, source=st.STACK_SOURCES["DELETE"], target="DELETE_IN_PROGRESS",
-                conditions=[st.no_ancestor_lock])
+                conditions=[st.no_lock_over])
     def begin_delete(self):
         pass
 
     @transition(field=state, source=st.STACK_SOURCES["SUSPEND"], target="SUSPEND_IN_PROGRESS",
-                conditions=[st.no_ancestor_lock])
+                conditions=[st.not_suspended_under_lock, st.lock_permits("SUSPEND")])
     def begin_suspend(self):
         pass
 
     @transition(field=state, source=st.STACK_SOURCES["RESUME"], target="RESUME_IN_PROGRESS",
-                conditions=[st.suspended_if_unlocked, st.no_ancestor_lock])
+                conditions=[st.suspended_if_unlocked, st.lock_permits("RESUME")])
     def begin_resume(self):
         pass
 
     @transition(field=state, source=st.STACK_SOURCES["CHECK"], target="CHECK_IN_PROGRESS",
-                conditions=[st.no_ancestor_lock])
+                conditions=[st.lock_permits("CHECK")])
     def begin_check(self):
         pass
+
+    @transition(field=state, source=st.STACK_SOURCES["SCALE"], target="UPDATE_IN_PROGRESS",
+                conditions=[st.not_suspended_under_unlock, st.lock_permits("SCALE")])
+    def begin_scale(self):
+        """A signal resizes a scaling group's members (an update a ``signal`` lock allows)."""
 
     @transition(field=state, source=st.STACK_SOURCES["ROLLBACK"], target="ROLLBACK_IN_PROGRESS",
                 conditions=[st.no_ancestor_lock])
@@ -144,10 +160,41 @@ class Stack(models.Model):
     def begin_lock_from_parent(self):
         """A nested stack takes the lock its parent is taking."""
 
+    @transition(field=state, source=st.STACK_SOURCES["LOCK_RESUME"], target="LOCK_IN_PROGRESS",
+                conditions=[st.lock_resumable])
+    def begin_lock_resume(self):
+        """The lock is taken again: the action that ran under it (or that it interrupted)
+        settled."""
+
     @transition(field=state, source=st.STACK_SOURCES["UNLOCK"], target="UNLOCK_IN_PROGRESS",
                 conditions=[st.no_ancestor_lock])
     def begin_unlock(self):
         pass
+
+    @transition(field=state, source=st.STACK_SOURCES["INTERRUPT"], target=_same_action(st.FAILED),
+                conditions=[st.no_lock_over])
+    def begin_interrupt(self):
+        """A lock with ``interrupt: cancel`` stops the action in progress where it is."""
+        pass
+
+    @transition(field=state, source=st.STACK_SOURCES["SNAPSHOT"], target="SNAPSHOT_IN_PROGRESS",
+                conditions=[st.not_suspended_under_unlock, st.no_lock_over])
+    def begin_snapshot(self):
+        pass
+
+    @transition(field=state, source=st.STACK_SOURCES["RESTORE"], target="RESTORE_IN_PROGRESS",
+                conditions=[st.not_suspended_under_unlock, st.no_lock_over])
+    def begin_restore(self):
+        pass
+
+    @transition(field=state, source=st.STACK_SOURCES["ADOPT"], target="ADOPT_IN_PROGRESS")
+    def begin_adopt(self):
+        pass
+
+    @transition(field=state, source=st.STACK_SOURCES["ABANDON"], target="DELETE_IN_PROGRESS",
+                conditions=[st.no_lock_over])
+    def begin_abandon(self):
+        """Abandon is a delete that leaves the physical objects (it completes at once)."""
 
     # Finishing the action in progress ---------------------------------------------
     @transition(field=state, source=st.IN_PROGRESS_STATES, target=_same_action(st.COMPLETE))

@@ -37,6 +37,12 @@ LOCKED_STATES = (*LOCK_HOLDING_STATES, "UNLOCK_IN_PROGRESS", "UNLOCK_FAILED")
 # it was (a suspended server stays SUSPEND_COMPLETE while locked).
 STATELESS_ACTIONS = ("LOCK", "UNLOCK")
 
+# Lock modes: what a lock may let through (``{"lock": {"allow": [...]}}``), and
+# the mode each stack action or door action needs. Nothing else passes a lock.
+LOCK_MODES = ("signal", "suspend_resume", "check")
+MODE_OF = {"SUSPEND": "suspend_resume", "RESUME": "suspend_resume", "CHECK": "check",
+           "SCALE": "signal", "SIGNAL": "signal"}
+
 # Stack: where each user-visible action may start from -------------------------
 _NOT_LOCKED_FINAL = [s for s in FINAL_STATES if s not in LOCKED_STATES]
 
@@ -57,11 +63,37 @@ STACK_SOURCES = {
                 and (split(s)[1] == COMPLETE or split(s)[0] == "SUSPEND")],
     "RESUME": ["SUSPEND_COMPLETE", "RESUME_FAILED", "RESUME_COMPLETE", "UNLOCK_COMPLETE"],
     "CHECK": [s for s in _NOT_LOCKED_FINAL if split(s)[0] not in ("INIT", "DELETE")],
+    # A group's members resized by a signal (an alarm): an update, which a lock
+    # allowing ``signal`` lets through (below).
+    "SCALE": [s for s in _NOT_LOCKED_FINAL if split(s)[0] not in ("INIT", "SUSPEND", "DELETE")]
+    + ["CREATE_IN_PROGRESS", "UPDATE_IN_PROGRESS"],
     "ROLLBACK": ["CREATE_FAILED", "UPDATE_FAILED", "UPDATE_IN_PROGRESS", "CREATE_IN_PROGRESS"],
     "LOCK": [s for s in FINAL_STATES if s not in ("INIT_COMPLETE", "DELETE_COMPLETE",
                                                   "UNLOCK_FAILED")],
     "UNLOCK": ["LOCK_COMPLETE", "LOCK_FAILED", "UNLOCK_FAILED"],
+    # Heat refuses a snapshot while an action is in progress. A suspended stack is
+    # refused too: its resources would leave SUSPEND_COMPLETE and never resume.
+    "SNAPSHOT": [s for s in _NOT_LOCKED_FINAL
+                 if split(s)[0] not in ("INIT", "DELETE", "SUSPEND")],
+    # A restore is a convergence update to the snapshot's template (not while one runs).
+    "RESTORE": [s for s in _NOT_LOCKED_FINAL
+                if split(s)[0] not in ("INIT", "SUSPEND", "DELETE")],
+    "ADOPT": [INIT_COMPLETE],
+    # Abandon takes the stack out of heatweb at once, so nothing may be running on it.
+    "ABANDON": [s for s in _NOT_LOCKED_FINAL if split(s)[0] not in ("INIT", "DELETE")]
+    + ["DELETE_FAILED"],
 }
+# A lock whose mode allows an action lets it start from LOCK_COMPLETE (the
+# condition ``lock_permits`` asks the mode); the lock is taken again when it settles.
+for _action in ("SUSPEND", "RESUME", "CHECK", "SCALE"):
+    STACK_SOURCES[_action].append("LOCK_COMPLETE")
+# A lock with ``interrupt`` stops (cancel) or rolls back (rollback: the ROLLBACK
+# sources) an action in progress, then takes the lock when the stack settles.
+STACK_SOURCES["INTERRUPT"] = [s for s in IN_PROGRESS_STATES
+                              if split(s)[0] in ("CREATE", "UPDATE", "ROLLBACK", "SUSPEND",
+                                                 "RESUME", "CHECK")]
+# The lock taken again after an action under it (or one a lock interrupted) settled.
+STACK_SOURCES["LOCK_RESUME"] = list(FINAL_STATES)
 
 # Resource: where each resource action may start from ----------------------------
 RESOURCE_SOURCES = {
@@ -73,12 +105,29 @@ RESOURCE_SOURCES = {
     "RESUME": ["SUSPEND_COMPLETE", "RESUME_FAILED", "RESUME_COMPLETE"],
     "CHECK": [s for s in FINAL_STATES if split(s)[0] not in ("DELETE",)],
     "ROLLBACK": [s for s in FINAL_STATES if s != "DELETE_COMPLETE"],
+    "SNAPSHOT": [s for s in FINAL_STATES if split(s)[0] not in ("INIT", "DELETE")],
+    "ADOPT": [INIT_COMPLETE, "ADOPT_FAILED"],
 }
 
 
+def is_suspended(state, pre_lock_state=""):
+    """The stack is suspended, or was when it was locked and still is (a lock and an
+    unlock leave resources as they were: LOCK/UNLOCK_COMPLETE over a suspended stack)."""
+    if state == "SUSPEND_COMPLETE":
+        return True
+    return split(state)[0] in STATELESS_ACTIONS and pre_lock_state == "SUSPEND_COMPLETE"
+
+
 def suspended_if_unlocked(stack):
-    """Resume from UNLOCK_COMPLETE only when the stack was suspended before the lock."""
-    return stack.state != "UNLOCK_COMPLETE" or stack.pre_lock_state.startswith("SUSPEND")
+    """Resume from UNLOCK_COMPLETE (or under a lock) only when the stack was suspended
+    before the lock."""
+    return stack.state not in ("UNLOCK_COMPLETE", "LOCK_COMPLETE") or \
+        stack.pre_lock_state.startswith("SUSPEND")
+
+
+def not_suspended_under_lock(stack):
+    """Suspend under a lock only a stack that is not suspended underneath."""
+    return stack.state != "LOCK_COMPLETE" or not stack.pre_lock_state.startswith("SUSPEND")
 
 
 def not_suspended_under_unlock(stack):
@@ -92,7 +141,7 @@ def lock_holder(stack):
     The one answer asked by the transitions' conditions, signals, pages and
     nested stacks. Costs one query per ancestor (none for a top-level stack).
     """
-    if stack.state in LOCKED_STATES:
+    if stack.state in LOCKED_STATES or stack.lock_pending:
         return stack
     return ancestor_lock_holder(stack)
 
@@ -103,7 +152,7 @@ def ancestor_lock_holder(stack):
     while current.parent_id is not None and current.parent_id not in seen:
         seen.add(current.parent_id)
         current = current.parent
-        if current.state in LOCK_HOLDING_STATES:
+        if current.state in LOCK_HOLDING_STATES or current.lock_pending:
             return current
     return None
 
@@ -113,15 +162,58 @@ def no_ancestor_lock(stack):
     return ancestor_lock_holder(stack) is None
 
 
+def no_lock_over(stack):
+    """Condition: no ancestor holds a lock, and no action runs under the stack's own lock."""
+    return not stack.lock_pending and ancestor_lock_holder(stack) is None
+
+
+def lock_allows(holder, mode):
+    return mode is not None and mode in (holder.lock_allow or [])
+
+
+def lock_permits(action):
+    """Condition of ``action``: no lock holds over the stack, or its mode allows the action."""
+    mode = MODE_OF.get(action)
+
+    def permits(stack):
+        holder = lock_holder(stack)
+        return holder is None or lock_allows(holder, mode)
+    permits.__name__ = f"lock_permits_{action.lower()}"
+    return permits
+
+
+def lock_resumable(stack):
+    """Condition of taking a lock again: one waits for the stack's action to settle."""
+    return bool(stack.lock_pending)
+
+
+def lock_kept(stack):
+    """The ``lock_pending`` to store when ``stack`` starts an action its lock allows (the
+    lock is taken again when the action settles), or None when no lock of its own holds.
+
+    A nested stack whose parent runs the action under the parent's lock keeps
+    none: the parent's lock, taken again, takes the child's too.
+    """
+    if stack.state != "LOCK_COMPLETE":
+        return stack.lock_pending or None
+    parent = ancestor_lock_holder(stack)
+    if parent is not None and parent.lock_pending:
+        return None
+    return {"pre_lock_state": stack.pre_lock_state, "after": None}
+
+
 def parent_locking(stack):
     """Condition of a cascaded lock: the parent is taking its lock now."""
     return stack.parent_id is not None and stack.parent.state == "LOCK_IN_PROGRESS"
 
 
-def lock_refusal(stack):
-    """The StackLocked error when a lock holds over ``stack`` (see ``lock_holder``), else None."""
+def lock_refusal(stack, action=None):
+    """The StackLocked error when a lock holds over ``stack`` (see ``lock_holder``) whose
+    mode does not allow ``action`` (``MODE_OF``), else None."""
     holder = lock_holder(stack)
-    return None if holder is None else exc.StackLocked(holder.lock_message())
+    if holder is None or lock_allows(holder, MODE_OF.get(action)):
+        return None
+    return exc.StackLocked(holder.lock_message())
 
 
 def refusal_for(stack, action):
@@ -135,9 +227,15 @@ def refusal_for(stack, action):
                                f"{holder.name}; unlock the parent first.")
     if action == "UNLOCK" and state in LOCKED_STATES:
         return exc.ActionInProgress(stack_name=name, action=current)
-    locked = lock_refusal(stack)
+    if action == "UNLOCK" and stack.lock_pending:  # the lock waits for the stack to settle
+        return exc.ActionInProgress(stack_name=name,
+                                    action=current if status == IN_PROGRESS else "LOCK")
+    locked = lock_refusal(stack, action)
     if locked is not None:
         return locked
+    if action in ("CANCEL_UPDATE", "CANCEL_WITHOUT_ROLLBACK"):
+        return exc.NotSupported(
+            f"Cancelling update when stack is {state} is not supported.")
     if status == IN_PROGRESS:
         return exc.ActionInProgress(stack_name=name, action=current)
     if action == "UNLOCK":
@@ -148,8 +246,5 @@ def refusal_for(stack, action):
     if action == "UPDATE" and current in ("SUSPEND", "DELETE", "INIT"):
         verb = {"SUSPEND": "suspended", "DELETE": "deleted", "INIT": "not created"}[current]
         return exc.NotSupported(f"Updating a stack when it is {verb} is not supported.")
-    if action == "CANCEL_UPDATE":
-        return exc.NotSupported(
-            f"Cancelling update when stack is {state} is not supported.")
     return exc.InvalidStackState(
         f"{action.capitalize()} of stack {name} is not allowed in state {state}.")

@@ -6,6 +6,9 @@ class RawTemplate(models.Model):
     """One immutable template version (rows are never updated, so workers cache them)."""
 
     template = models.JSONField()
+    # The template text as submitted (a page's or an API client's YAML string), shown
+    # by the Template tab; empty when it came as a JSON object (``template`` says it all).
+    source = models.TextField(blank=True, default="")
     files = models.JSONField(default=dict, blank=True)
     environment = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

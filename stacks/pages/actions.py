@@ -18,7 +18,9 @@ def form_args(action, form):
     """The door's (``stack_action``) arguments from an action button's form."""
     if action == "lock":
         return {"level": form.get("level") or None, "reason": form.get("reason", "").strip(),
-                "duration": form.get("expires_in", "").strip() or None}
+                "duration": form.get("expires_in", "").strip() or None,
+                "allow": form.getlist("allow") if hasattr(form, "getlist") else
+                form.get("allow")}
     return {}
 
 

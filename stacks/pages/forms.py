@@ -3,7 +3,11 @@ from django import forms
 from django.conf import settings
 
 from heatweb.api import STACK_NAME_RE
+from stacks.models.states import LOCK_MODES
 from stacks.services.locking import LEVELS
+
+MODE_LABELS = {"signal": "signals (scaling alarms, wait conditions)",
+               "suspend_resume": "suspend and resume", "check": "check"}
 
 # The API's budgets (settings.HEATWEB) for a template and an environment.
 BUDGETS = {"template": ("Template", "MAX_TEMPLATE_BYTES"),
@@ -102,6 +106,10 @@ class UpdateSourceForm(forms.Form):
         help_text="YAML or JSON; its parameters and registry entries are laid over the "
                   "stack's environment.",
         widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "class": "code"}))
+    converge = forms.BooleanField(
+        required=False, label="Converge with the cloud",
+        help_text="Also bring back what changed behind the stack's back (drift): modified "
+                  "objects are updated, deleted ones made again.")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -129,6 +137,10 @@ class LockForm(forms.Form):
                                            'the stack then.',
                                  widget=forms.TextInput(attrs={"placeholder": "e.g. 2h",
                                                                "size": 8}))
+    allow = forms.MultipleChoiceField(
+        required=False, label="Still allowed", widget=forms.CheckboxSelectMultiple,
+        choices=[(mode, MODE_LABELS[mode]) for mode in LOCK_MODES],
+        help_text="What stays permitted while the lock holds (default: nothing).")
 
 
 def constraint_notes(schema):

@@ -37,8 +37,10 @@ def _field(schema, *, immutable_note):
     if schema.type == "json":
         return forms.CharField(**common, widget=forms.Textarea(attrs={"rows": 3, **attrs}))
     if schema.hidden:
+        # A hidden value never goes back to a browser once stored: the field is
+        # always rendered empty (the update form keeps the stored value then).
         return forms.CharField(**common, widget=forms.PasswordInput(attrs=attrs,
-                                                                     render_value=True))
+                                                                     render_value=False))
     allowed = _constraint(schema, "allowed_values")
     if allowed is not None and schema.type in ("string", "number"):
         choices = [(str(v), str(v)) for v in allowed]
@@ -80,7 +82,8 @@ class StackParametersForm(forms.Form):
         values = initial_values or {}
         for name, schema in self.schemas.items():
             field = _field(schema, immutable_note=self.immutable_note)
-            field.initial = _shown(schema, values.get(name, schema.default))
+            field.initial = None if schema.hidden else \
+                _shown(schema, values.get(name, schema.default))
             self.fields[name] = field
 
     def clean(self):
@@ -129,6 +132,11 @@ class StackUpdateForm(StackParametersForm):
             field = self.fields[name]
             if schema.immutable and isinstance(field, forms.ChoiceField):
                 field.choices = [(str(field.initial), str(field.initial))]
+            if schema.hidden and name in current.schemas:
+                # Left empty, the stored value stays (as Heat's PATCH keeps it).
+                field.required = False
+                field.help_text = (field.help_text + " " if field.help_text else "") + \
+                    "Hidden: leave empty to keep the stored value."
 
     def clean(self):
         cleaned = super().clean()

@@ -6,6 +6,7 @@ from heatweb.models import Role
 from stacks.models import Stack
 from stacks.models import states as st
 from stacks.plugins import plugin_for, stack_context
+from stacks.selectors import resource_attributes
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 from stacks.resources.registry import plugin_or_base
 
@@ -88,4 +89,4 @@ def attribute_rows(stack, res, *, user, role):
     signed = set(plugin_or_base(res.type).signed_url_attributes)
     visible = role == Role.ADMIN or (stack.user_id is not None and stack.user_id == user.pk)
     return [(name, value, name in signed and bool(value) and not visible)
-            for name, value in (res.attributes_data or {}).items()]
+            for name, value in resource_attributes(res).items()]

@@ -22,6 +22,7 @@ urlpatterns = [
     re_path(r"^stacks/(?P<stack_id>[0-9a-f-]{36})/actions/"
             r"(?P<action>lock|unlock|suspend|resume|check|delete)$",
             views.stack_action, name="stack-action"),
+    path("stacks/<uuid:stack_id>/drift", views.stack_drift_detect, name="stack-drift"),
     path("stacks/<uuid:stack_id>/resources/<str:resource_name>", views.resource_detail,
          name="resource-detail"),
     path("stacks/<uuid:stack_id>/<slug:tab>", views.stack_detail, name="stack-tab"),

@@ -3,6 +3,7 @@
 Every refusal is the service's ``HeatError`` (the same the API answers):
 shown as a message, or as an error page when there is nothing to show.
 """
+import json
 import uuid
 from urllib.parse import urlencode
 
@@ -22,13 +23,14 @@ from stacks.pages import selectors as page_selectors
 from stacks.pages.actions import STARTED, action_states, disabled_reasons, form_args
 from stacks.pages.forms import LaunchOptionsForm, LaunchSourceForm, LockForm, \
     UpdateSourceForm, constraint_notes
+from stacks.hidden import hidden_values, mask, masked_environment
 from stacks.pages.parameter_forms import StackParametersForm, StackUpdateForm, \
     environment_from_text
 from stacks.pages.topology import layout
 from stacks.definitions import definition_cache
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 from stacks.services import actions as door
-from stacks.services import lifecycle, lock_schedule, preview
+from stacks.services import drift, lifecycle, lock_schedule, preview
 from stacks.services.fleet import fleet_action
 from stacks.services.lock_healing import lock_preview
 from stacks.services.validation import template_validate
@@ -37,6 +39,7 @@ STACKS_PER_PAGE = 20
 EVENTS_PER_PAGE = 25
 TABS = ("overview", "resources", "events", "template", "topology", "locks")
 LOCK_RECORDS_PER_PAGE = 25
+MASK = "••••"
 
 
 def _stack(request, stack_id):
@@ -91,7 +94,7 @@ def project_switch(request):
 
 
 def _overview(stack):
-    context = {}
+    context = {"drift": _drift(stack)}
     try:
         params = definition_cache.get(stack).params
         shown = params.shown()
@@ -100,6 +103,26 @@ def _overview(stack):
     except HeatError as error:
         context["definition_error"] = error.message
     return context
+
+
+def _drift(stack):
+    report = drift.last_drift_report(stack)
+    return drift.drift_report_body(report) if report is not None else None
+
+
+@require_POST
+@page
+def stack_drift_detect(request, stack_id):
+    """The overview's "Detect drift" button (through the door, as the API's action)."""
+    stack = _stack(request, stack_id)
+    try:
+        require_member(request.role)
+        door.stack_action(stack, "detect_drift", user=request.user)
+    except HeatError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Drift of stack {stack.name} detected.")
+    return redirect(_detail_url(stack))
 
 
 def _resources(stack):
@@ -117,8 +140,11 @@ def _events(stack, request):
 def _template(stack):
     raw = stack.raw_template
     env = {k: v for k, v in (raw.environment or {}).items() if v}
-    return {"template_text": yaml.safe_dump(raw.template, sort_keys=False, allow_unicode=True),
-            "environment_text": yaml.safe_dump(env, sort_keys=False) if env else ""}
+    # As submitted: the text a page or client sent, else the JSON object it sent.
+    text = raw.source or json.dumps(raw.template, indent=2, ensure_ascii=False)
+    return {"template_text": text,
+            "environment_text": yaml.safe_dump(masked_environment(stack, env), sort_keys=False)
+            if env else ""}
 
 
 def _topology(stack):
@@ -167,9 +193,14 @@ def stack_lock_window_cancel(request, stack_id, window_id):
 
 @page
 def stack_lock_preview(request, stack_id):
-    """The lock form's preview: what a lock at the chosen level touches, then confirm."""
+    """The lock form's preview: what a lock at the chosen level touches, then confirm.
+
+    The form posts here (a GET would put its CSRF token and reason in the URL,
+    hence in the history and access logs); a bare GET previews the default level.
+    """
     stack = _stack(request, stack_id)
-    form = LockForm(request.GET or None, initial={"level": stack.lock_level or "all"})
+    data = request.POST if request.method == "POST" else None
+    form = LockForm(data, initial={"level": stack.lock_level or "all"})
     level = form.cleaned_data["level"] if form.is_valid() else "all"
     return render(request, "stacks/lock_preview.html", {
         "stack": stack, "preview": lock_preview(stack, level=level), "lock_form": form,
@@ -187,8 +218,10 @@ def stack_detail(request, stack_id, tab="overview"):
                # Changing a lock starts from the lock as it is (level and reason).
                "lock_form": LockForm(initial={
                    "level": stack.lock_level or "all",
-                   "reason": stack.lock_reason if stack.is_locked else ""}),
-               "live": stack.status == "IN_PROGRESS", "parent": stack.parent}
+                   "reason": stack.lock_reason if stack.is_locked else "",
+                   "allow": stack.lock_allow if stack.is_locked else []}),
+               "live": stack.status == "IN_PROGRESS", "parent": stack.parent,
+               "hidden": hidden_values(stack)}
     context.update({"overview": lambda: _overview(stack),
                     "resources": lambda: _resources(stack),
                     "events": lambda: _events(stack, request),
@@ -209,15 +242,22 @@ def resource_detail(request, stack_id, resource_name):
     physical, held_before = page_selectors.physical_object(stack, res)
     events = selectors.stack_events(stack, params={"sort_dir": "desc", "limit": "50"},
                                     resource_name=res.name)
-    context = {"stack": stack, "res": res, "parent": stack.parent,
+    hidden = hidden_values(stack)
+    attributes = [(name, mask(value, hidden), signed) for name, value, signed in
+                  page_selectors.attribute_rows(stack, res, user=request.user,
+                                                role=request.role)]
+    context = {"stack": stack, "res": res, "parent": stack.parent, "hidden": hidden,
+               "properties": mask(res.properties_data or {}, hidden),
+               "metadata": mask(res.rsrc_metadata or {}, hidden),
                "child": page_selectors.stack_children(stack).get(res.name),
                "depends_on": deps.get(res.name, []),
                "required_by": selectors.required_by(deps).get(res.name, []),
                "physical": physical, "held_before": held_before,
                "locked": bool((res.plugin_data or {}).get(PHYSICAL_LOCK_FLAG)),
                "events": events,
-               "attributes": page_selectors.attribute_rows(stack, res, user=request.user,
-                                                           role=request.role),
+               "attributes": attributes,
+               # what "Copy JSON" copies: masked values stay masked
+               "attributes_copy": {k: MASK if masked else v for k, v, masked in attributes},
                "live": stack.status == "IN_PROGRESS" or res.status == "IN_PROGRESS"}
     name = "stacks/_resource_live.html" if request.GET.get("live") else "stacks/resource.html"
     return render(request, name, context)
@@ -301,7 +341,7 @@ def stack_launch(request):
         env = environment_from_text(data["environment"])
         if not launching:
             template_validate({"template": data["template"], "environment": env},
-                              project=request.project)
+                              project=request.project, user=request.user)
         params = StackParametersForm(request.POST if launching else None, prefix="p",
                                      template=data["template"],
                                      initial_values=env.get("parameters"))
@@ -319,6 +359,8 @@ def stack_launch(request):
     try:
         if step == "preview":
             context["preview"] = preview.stack_preview(**args)
+            context["preview"]["resources"] = list(  # nested stacks' resources: lists
+                preview.flat_resources(context["preview"]["resources"]))
             return render(request, "stacks/launch.html", context)
         require_member(request.role)
         stack = lifecycle.stack_create(user=request.user,
@@ -398,7 +440,8 @@ def stack_update(request, stack_id):
         require_member(request.role)
         # PATCH keeps the stored environment (resource_registry, ...) and files; a
         # new template replaces the old, a given environment is laid over it.
-        door.stack_action(stack, "update", user=request.user, **args)
+        door.stack_action(stack, "update", user=request.user,
+                          converge=source.cleaned_data["converge"], **args)
     except HeatError as error:
         messages.error(request, error.message)
         return render(request, "stacks/update.html", context)

@@ -1,3 +1,6 @@
 """Resource plugins; importing this package registers the built-in types."""
-from stacks.resources import autoscaling, compute, heat_basic, image, neutron, \
-    resource_group, wait_condition  # noqa: F401
+from stacks.resources import autoscaling, barbican, cinder, compute, delay, heat_basic, \
+    image, instance_group, keystone, neutron, neutron_extras, neutron_l3, nova_objects, \
+    octavia, resource_chain, resource_group, swift, swift_signal, unavailable, \
+    wait_condition  # noqa: F401
+from stacks.resources import aws, aws_more  # noqa: F401  (after the plugins they map onto)

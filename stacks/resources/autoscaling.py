@@ -11,23 +11,42 @@ import time
 
 from heatweb.exceptions import StackValidationFailed
 from stacks.models import Resource
-from stacks.resources.base import ResourcePlugin
+from stacks.resources.base import ResourcePlugin, attribute_path
+from stacks.resources.batches import plan
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property, Range
 from stacks.resources.nested_stacks import nested
+from stacks.resources.resource_group import MEMBER_PREFIX, MEMBERS_OF, group_attribute, \
+    members_view
 from stacks.resources.signal_urls import signal_url
 from stacks.resources.stack import ChildStackResource, members_within_budget
+from stacks.resources.update_policy import BATCHES, ROLLING_UPDATE_SCHEMA, BatchedGroup, \
+    scaling_batch
+
+def _member_order(name):
+    """Members are named m0, m1, ... as they are made: oldest first."""
+    return int(name[1:]) if name[1:].isdigit() else -1
+
+
+def members_template(members):
+    """The members' stack: ``members`` ({name: definition}) and their ``refs``."""
+    return {"heat_template_version": "2016-10-14", "resources": members,
+            "outputs": {"refs": {"value": [{"get_resource": n} for n in members]}}}
+
 
 ADJUSTMENT_TYPES = ("change_in_capacity", "exact_capacity", "percent_change_in_capacity")
 
 
 @register
-class AutoScalingGroup(ChildStackResource):
+class AutoScalingGroup(BatchedGroup, ChildStackResource):
     """A group of identical resources (the ``resource`` definition), from min to max size.
 
     Members are the resources of a nested stack; ``current_size``, ``refs``
     and ``outputs_list`` describe them. Removing members removes the oldest
-    first, as Heat does.
+    first, as Heat does. A change of ``resource`` is a rolling update
+    (``rolling_updates``: ``max_batch_size`` members at a time, oldest first,
+    keeping ``min_in_service`` members not being changed, ``pause_time``
+    seconds between batches).
     """
 
     type_name = "OS::Heat::AutoScalingGroup"
@@ -42,13 +61,20 @@ class AutoScalingGroup(ChildStackResource):
                              update_allowed=True),
         "resource": Property("Map", description="The member resource definition "
                              "({type, properties}).", required=True, update_allowed=True),
-        "rolling_updates": Property("Map", description="Accepted for compatibility.",
-                                    update_allowed=True),
+        "rolling_updates": Property("Map", description="Policy for rolling updates for this "
+                                    "scaling group.", update_allowed=True,
+                                    schema=ROLLING_UPDATE_SCHEMA,
+                                    default={"min_in_service": 0, "max_batch_size": 1,
+                                             "pause_time": 0}),
     }
     attributes_schema = {
-        "current_size": Attribute("The number of members."),
-        "refs": Attribute("Reference ids of the members, oldest first."),
-        "outputs_list": Attribute("Reference ids of the members (list)."),
+        "current_size": Attribute("The current size of AutoscalingResourceGroup.", "integer"),
+        "refs": Attribute("Reference ids of the members, oldest first.", "list"),
+        "refs_map": Attribute("A map of member names to their reference ids.", "map"),
+        "outputs": Attribute("With a member attribute name: a map of member names to that "
+                             "attribute of each member.", "map"),
+        "outputs_list": Attribute("With a member attribute name: a list of that attribute of "
+                                  "each member, oldest first.", "list"),
     }
 
     @classmethod
@@ -65,28 +91,93 @@ class AutoScalingGroup(ChildStackResource):
             raise StackValidationFailed(f"{where}: min_size can not be greater than max_size")
         return props
 
+    @classmethod
+    def member_definitions(cls, properties):
+        member = properties.get("resource")
+        if not isinstance(member, dict) or not isinstance(member.get("type"), str):
+            return {}
+        return {"m0": (member["type"], member.get("properties") or {})}
+
     def _size_for(self, props):
         wanted = props.get("desired_capacity")
         wanted = props.get("min_size", 0) if wanted is None else wanted
         return max(props.get("min_size", 0), min(props.get("max_size", wanted), wanted))
 
+    def member_names(self):
+        """The members' names, oldest first: m<first> ... m<counter - 1>.
+
+        New members take the next numbers and the oldest go first, so the
+        names are always a range and ``data`` holds its two ends, not a name
+        per member (a row stored before holds the list, ``members``).
+        """
+        if "members" in self.data:
+            return list(self.data["members"])
+        return [f"m{i}" for i in range(self.data.get("first", 0), self.data.get("counter", 0))]
+
+    def current_size(self):
+        if "members" in self.data:
+            return len(self.data["members"])
+        return max(0, self.data.get("counter", 0) - self.data.get("first", 0))
+
     def _resize_members(self, size):
         members_within_budget(size, resource_name=self.name, prop="size")  # a signal's too
-        members = list(self.data.get("members", []))
+        members = self.member_names()
         counter = self.data.get("counter", 0)
         while len(members) < size:
             members.append(f"m{counter}")
             counter += 1
         del members[:max(0, len(members) - size)]  # the oldest go first
-        self.data.update(members=members, counter=counter)
+        self._keep_members(members, counter)
+
+    def _keep_members(self, members, counter):
+        first = counter - len(members)
+        if members == [f"m{i}" for i in range(first, counter)]:
+            self.data.pop("members", None)
+            self.data.update(first=first, counter=counter)
+        else:
+            self.data.update(members=members, counter=counter)
+
+    def _member_definition(self):
+        member = self.properties.get("resource") or {}
+        return {"type": member.get("type"), "properties": member.get("properties") or {}}
 
     def _template(self):
-        member = self.properties.get("resource") or {}
-        resources = {name: {"type": member.get("type"),
-                            "properties": member.get("properties") or {}}
-                     for name in self.data.get("members", [])}
-        return {"heat_template_version": "2016-10-14", "resources": resources,
-                "outputs": {"refs": {"value": [{"get_resource": n} for n in resources]}}}
+        member = self._member_definition()
+        return members_template({name: member for name in self.member_names()})
+
+    def _rolling_policy(self):
+        """``(min_in_service, max_batch_size, pause seconds)`` of a rolling update."""
+        policy = self.properties.get("rolling_updates") or {}
+        return (policy.get("min_in_service", 0), policy.get("max_batch_size", 1),
+                policy.get("pause_time", 0))
+
+    def _batch_template(self, capacity, changed):
+        counter = self.data.get("counter", len(self.member_names()))
+
+        def new_name():
+            nonlocal counter
+            counter += 1
+            return f"m{counter - 1}"
+
+        members = scaling_batch(self._child_members(), self._member_definition(),
+                                capacity=capacity, changed=changed, order=_member_order,
+                                new_name=new_name)
+        self._keep_members(list(members), counter)
+        return members_template(members)
+
+    def _rolling_update(self, size):
+        """Start a rolling update to ``size`` members; False when there is nothing to do."""
+        min_in_service, batch_size, pause = self._rolling_policy()
+        current = len(self.member_names())
+        target = min(size, current)  # as Heat: replace first, then grow
+        batches = plan(target, current, batch_size=batch_size, min_in_service=min_in_service,
+                       surplus_stays=True)
+        if size > target:
+            batches.append((size, size - target))
+        if not batches:
+            return False
+        self._batches_start(batches, pause=pause)
+        return True
 
     def _parameters(self):
         return {}
@@ -97,12 +188,21 @@ class AutoScalingGroup(ChildStackResource):
 
     def handle_update(self, new_properties, changed):
         self.properties = new_properties
+        self.data.pop(BATCHES, None)
+        current = self.current_size()
+        size = current
         if {"desired_capacity", "min_size", "max_size"} & set(changed):
-            current = len(self.data.get("members", []))
             size = self._size_for(new_properties) if "desired_capacity" in changed else \
                 max(new_properties["min_size"], min(new_properties["max_size"], current))
+        if "resource" in changed and self.physical_id and self._rolling_update(size):
+            return None
+        if size != current:
             self._resize_members(size)
         return super().handle_update(new_properties, changed)
+
+    def check_update_complete(self, cookie):
+        return self._batches_complete() if BATCHES in self.data else \
+            super().check_update_complete(cookie)
 
     def resized(self, size):
         """Clamp ``size`` to min/max and change the members to it (in ``data``); the size.
@@ -118,13 +218,37 @@ class AutoScalingGroup(ChildStackResource):
         return self._template()
 
     def attributes(self):
-        outputs = nested.nested_outputs(self.physical_id) if self.physical_id else {}
-        refs = outputs.get("refs") or []
-        return {"current_size": len(self.data.get("members", [])), "refs": refs,
-                "outputs_list": refs}
+        """What is stored: the members' stack and ``current_size``; ``refs``,
+        ``refs_map`` and ``attributes`` (member attribute -> {member name: value}),
+        from which ``outputs`` and ``outputs_list`` are derived, are read from the
+        member rows when asked for."""
+        return {MEMBERS_OF: self.physical_id, "current_size": self.current_size()}
+
+    @classmethod
+    def members_view(cls, attrs, name=None):
+        return members_view(attrs, name, order_key=_member_order, own=("current_size",))
+
+    @classmethod
+    def shown_attributes(cls, attrs):
+        return cls.members_view(attrs)
+
+    @classmethod
+    def resolve_attribute(cls, attrs, name, path):
+        """``outputs``/``outputs_list`` with a member attribute path, as Heat's group."""
+        attrs = cls.members_view(attrs, name)
+        order = sorted(attrs.get("refs_map") or {}, key=_member_order)
+        if name in ("outputs", "outputs_list"):
+            if not path:
+                return None
+            values = (attrs.get("attributes") or {}).get(path[0]) or {}
+            picked = {n: attribute_path(values.get(n), path[1:]) for n in order}
+            return picked if name == "outputs" else [picked[n] for n in order]
+        if name.startswith(MEMBER_PREFIX):
+            return group_attribute(attrs, name, path)
+        return attribute_path(attrs.get(name), path)
 
     def get_attribute(self, name, *path):
-        return self.attributes().get(name)
+        return self.resolve_attribute(self.attributes(), name, path)
 
 
 @register

@@ -18,6 +18,7 @@ from heatweb.exceptions import StackValidationFailed
 from stacks.cloud.driver import CloudError
 from stacks.hot.values import UNRESOLVED
 from stacks.resources.schema import PropertyError
+from stacks.resources.update_policy import policy_values
 
 
 # Where the engine keeps the key it gives a resource's create (see ResourcePlugin.creation_key).
@@ -94,19 +95,28 @@ class ResourcePlugin:
     properties_schema = {}
     attributes_schema = {}
     allow_unknown_properties = False
+    # A type Heat keeps for old templates but no longer lists or describes (HIDDEN).
+    hidden = False
     # A child stack of this service is the backend: it follows the parent's
     # lock itself (no physical lock) and receives parameters from the parent.
     nested_stack = False
     # Its handle_<action> methods call the cloud driver and nothing else (no
     # database): the engine may run a batch's side by side on a remote cloud.
     cloud_calls_only = False
+    # Replaced by every update of its stack, changed or not (Heat's UpdateWaitConditionHandle).
+    replace_on_update = False
     # Attributes whose value is a signed URL (it acts with no token): the pages
     # show them to the stack's owner and admins only.
     signed_url_attributes = ()
+    # The keys its ``update_policy`` section may have ({key: Property}); none: a policy
+    # is refused, as Heat does.
+    update_policy_schema = {}
 
     def __init__(self, *, name, properties, context, physical_id=None, data=None,
-                 resource_id=None):
+                 resource_id=None, update_policy=None):
         self.name = name
+        # The validated update policy, given by the engine for a create or an update.
+        self.update_policy = update_policy or {}
         self.properties = properties or {}
         self.context = context
         self.physical_id = physical_id
@@ -144,9 +154,20 @@ class ResourcePlugin:
     # server, "protected" for an image); None: the stack lock takes none here.
     physical_lock_word = None
 
+    def wake_at(self, cookie):
+        """When an unfinished action is to be looked at again (a time), or None: as the
+        engine's backoff, or at once when a child stack finishes. A timed wait's end."""
+        return cookie.get("until") if isinstance(cookie, dict) else None
+
     def physical_state(self):
         """The physical object as the cloud reports it now (``{label: value}``), for the
         pages; None for a resource without a cloud object."""
+        return None
+
+    def drift_pairs(self):
+        """``{property: (expected, actual)}``: what the template set and what the cloud has
+        now, for the properties this type can compare; None for a resource whose drift is
+        not checked. Raises ``ResourceFailure`` when the physical object is gone."""
         return None
 
     def lock_held_before(self):
@@ -155,6 +176,11 @@ class ResourcePlugin:
         return None
 
     # Schema ----------------------------------------------------------------------
+
+    @classmethod
+    def validate_update_policy(cls, raw, *, resource_name):
+        """The typed ``update_policy`` (Heat's 400 for keys its schema lacks, bad values)."""
+        return policy_values(cls.update_policy_schema, raw, resource_name=resource_name)
 
     @classmethod
     def validate_properties(cls, raw, *, resource_name):
@@ -207,6 +233,8 @@ class ResourcePlugin:
         decides replacement itself is never assumed to be one.
         """
         base = ResourcePlugin.__dict__
+        if cls.replace_on_update:
+            return False
         if cls.needs_replacement.__func__ is not base["needs_replacement"].__func__ or \
                 cls.needs_replacement_for.__func__ is not base["needs_replacement_for"].__func__:
             return False
@@ -214,6 +242,17 @@ class ResourcePlugin:
             return True
         return not cls.allow_unknown_properties and \
             all(p.update_allowed for p in cls.properties_schema.values())
+
+    @classmethod
+    def implicit_depends_on(cls, name, definitions, properties_of):
+        """Names of resources of the same stack this one waits for though no function
+        refers to them (Heat's ``add_dependencies``: a port waits for its network's
+        subnets). ``definitions``: the stack's {name: ResourceDefinition};
+        ``properties_of(name)``: a resource's properties resolved as Heat resolves them
+        before anything exists (a ``get_resource`` is the resource's name, a
+        ``get_attr`` None; {} when they cannot be resolved). An edge that would
+        make a cycle is not added."""
+        return ()
 
     @classmethod
     def member_definitions(cls, properties):
@@ -270,11 +309,39 @@ class ResourcePlugin:
     def handle_check(self):
         return None
 
+    def handle_cancel(self, action, cookie):
+        """The stack stopped (timed out, cancelled) while ``action`` waited on ``cookie``
+        (Heat's ``handle_<action>_cancel``)."""
+
     def prepare_for_replace(self):
         """Before its replacement is created: hand over what the replacement takes (Heat's hook)."""
 
     def check_check_complete(self, cookie):
         return waited(cookie)
+
+    # Snapshot, restore and adopt (Heat's hooks) ---------------------------------------
+
+    def handle_snapshot(self):
+        """Start saving what a restore needs (in ``data``: the snapshot's resource data)."""
+        return None
+
+    def check_snapshot_complete(self, cookie):
+        return True
+
+    def handle_delete_snapshot(self, resource_data):
+        """A snapshot holding this resource's ``resource_data`` is deleted: free its backups."""
+
+    @classmethod
+    def restore_properties(cls, properties, resource_data):
+        """The template properties a restore from ``resource_data`` gives the resource."""
+        return properties
+
+    def handle_adopt(self):
+        """Take over the physical object given in the adopt data (already ``physical_id``)."""
+        return None
+
+    def check_adopt_complete(self, cookie):
+        return True
 
     def handle_lock(self):
         return None
@@ -314,6 +381,12 @@ class ResourcePlugin:
         ``resource.N``) overrides it; None when there is no such value.
         """
         return attribute_path(attrs.get(name), path)
+
+    @classmethod
+    def shown_attributes(cls, attrs):
+        """The attributes a resource show lists, from ``attrs`` (what ``attributes()``
+        stored); a group derives its members' on reading."""
+        return attrs
 
     def attributes(self):
         """Every attribute's current value; the engine stores them after each action."""

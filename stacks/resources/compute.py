@@ -2,9 +2,14 @@
 
 The plugins talk to the cloud driver only (``stacks.cloud``).
 """
+from stacks.cloud.driver import SERVER_OPTIONS, nova_metadata
+from stacks.resources import block_devices as bdm
+from stacks.resources import server_networks
+from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 from stacks.resources.base import ResourceFailure, ResourcePlugin, await_status, \
     observed_object, observed_status
 from stacks.resources.base import cloud_call as _cloud_call
+from stacks.resources.implicit_dependencies import server_waits_for
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property
 
@@ -15,10 +20,12 @@ LOCK_SAVED = "lock_saved_locked"  # plugin data: was the server locked before th
 class Server(ResourcePlugin):
     """A server (a Nova instance, or a simulated one): built, resized in place, suspended, locked.
 
-    Changing ``image``, ``user_data``, ``key_name`` or ``networks`` replaces
-    the server; ``name``, ``flavor`` (a resize) and ``metadata`` are updated
-    in place. A server that goes to ERROR fails the resource with the
-    cloud's fault message. At lock level ``all`` the server is locked in the
+    Changing ``image``, ``user_data``, ``key_name``, ``config_drive`` or
+    ``scheduler_hints`` replaces the server; ``name``, ``flavor`` (a resize, or a
+    replacement with ``flavor_update_policy: REPLACE``), ``metadata``, ``tags``,
+    ``admin_pass`` and ``networks`` (interfaces detached and attached, those still
+    wanted kept: ``server_networks``) are updated in place. A server that goes
+    to ERROR fails the resource with the cloud's fault message. At lock level ``all`` the server is locked in the
     cloud (with a ``locked_reason`` naming the stack), which then refuses to
     delete, suspend, resume, reboot or rebuild it; unlocking leaves a server
     that was locked before the stack lock locked.
@@ -28,12 +35,14 @@ class Server(ResourcePlugin):
     cloud_calls_only = True
     properties_schema = {
         "name": Property("String", description="Server name.", update_allowed=True),
-        "image": Property("String", description="Image name or id.", required=True),
+        "image": Property("String", description="Image name or id (none: boot from the "
+                          "block device mapping's volume)."),
         "flavor": Property("String", description="Flavor name.", required=True,
                            update_allowed=True),
         "key_name": Property("String", description="Keypair name."),
         "networks": Property("List", description=(
-            "Networks to attach: maps of network (name or id), port, fixed_ip, subnet.")),
+            "Networks to attach: maps of network (name or id), port, fixed_ip, subnet."),
+            update_allowed=True),
         "metadata": Property("Map", description="Server metadata.", update_allowed=True),
         "user_data": Property("String", description="User data script.", default=""),
         "user_data_format": Property("String", description="How user_data is given to the server.",
@@ -46,7 +55,24 @@ class Server(ResourcePlugin):
             constraints=(AllowedValues(("POLL_SERVER_CFN", "POLL_SERVER_HEAT", "POLL_TEMP_URL",
                                         "ZAQAR_MESSAGE")),)),
         "availability_zone": Property("String", description="Accepted; ignored."),
-        "security_groups": Property("List", description="Accepted; ignored."),
+        "security_groups": Property("List", description=(
+            "Security groups (names or ids) of the ports made for the server (not of "
+            "ports given in networks).")),
+        "admin_pass": Property("String", description="The server's administrator password "
+                               "(set at boot; a change sets it again).", update_allowed=True),
+        "config_drive": Property("Boolean", description="Give the server a config drive."),
+        "scheduler_hints": Property("Map", description="Hints to Nova's scheduler (a server "
+                                    "group's ``group``, ...)."),
+        "tags": Property("List", description="The server's tags.", update_allowed=True),
+        "flavor_update_policy": Property(
+            "String", description="A flavor change resizes the server, or replaces it.",
+            default="RESIZE", update_allowed=True,
+            constraints=(AllowedValues(("RESIZE", "REPLACE")),)),
+        "image_update_policy": Property(
+            "String", description="Accepted (Heat's rebuild): an image change replaces the "
+            "server here.", default="REBUILD", update_allowed=True,
+            constraints=(AllowedValues(("REBUILD", "REPLACE", "REBUILD_PRESERVE_EPHEMERAL")),)),
+        **bdm.PROPERTIES,
     }
     attributes_schema = {
         "name": Attribute("Name of the server."),
@@ -62,6 +88,10 @@ class Server(ResourcePlugin):
     def cloud(self):
         return self.context.cloud
 
+    @classmethod
+    def implicit_depends_on(cls, name, definitions, properties_of):
+        return server_waits_for(name, definitions, properties_of)
+
     def _server_name(self, props):
         return props.get("name") or f"{self.context.stack_name}-{self.name}"
 
@@ -70,13 +100,30 @@ class Server(ResourcePlugin):
         return [entry if isinstance(entry, dict) else {"network": entry}
                 for entry in props.get("networks") or []]
 
+    @classmethod
+    def validate_properties(cls, raw, *, resource_name):
+        props = super().validate_properties(raw, resource_name=resource_name)
+        bdm.check_bootable(props, resource_name=resource_name)
+        return props
+
+    @classmethod
+    def needs_replacement_for(cls, old_properties, new_properties, changed):
+        if "flavor" in changed and new_properties.get("flavor_update_policy") == "REPLACE":
+            return True
+        return super().needs_replacement_for(old_properties, new_properties, changed)
+
     def handle_create(self):
         props = self.properties
+        devices = bdm.block_devices(props)
+        options = {k: props[k] for k in SERVER_OPTIONS if props.get(k) is not None}
         self.physical_id = _cloud_call(
             self.cloud.server_create, project_id=self.context.project_id,
-            name=self._server_name(props), image=props["image"], flavor=props["flavor"],
+            name=self._server_name(props), image=props.get("image") or "",
+            flavor=props["flavor"], **({"block_devices": devices} if devices else {}),
             metadata=props.get("metadata"), user_data=props.get("user_data"),
             networks=self._networks(props), key_name=props.get("key_name"),
+            **({"options": options} if options else {}),
+            security_groups=props.get("security_groups") or None,
             creation_key=self.creation_key, find_first=self.creation_key_reused)
         return self._await("ACTIVE")
 
@@ -115,10 +162,33 @@ class Server(ResourcePlugin):
             fields["flavor"] = new_properties["flavor"]
         if "metadata" in changed:
             fields["metadata"] = new_properties.get("metadata") or {}
+        if "tags" in changed:
+            fields["tags"] = new_properties.get("tags") or []
+        if "admin_pass" in changed and new_properties.get("admin_pass"):
+            fields["admin_pass"] = new_properties["admin_pass"]
         if fields:
             _cloud_call(self.cloud.server_update, self.physical_id, **fields)
+        if "networks" in changed:
+            self._update_networks(new_properties)
         self.properties = new_properties
         return {"resize": "flavor" in fields}
+
+    def _update_networks(self, new_properties):
+        def find(kind, name_or_id):
+            try:
+                return _cloud_call(self.cloud.object_find, kind, name_or_id)
+            except ResourceFailure:  # gone: matches no interface
+                return name_or_id
+
+        detach, attach = server_networks.plan(
+            [server_networks.entry_ids(e, find) for e in self._networks(self.properties)],
+            [server_networks.entry_ids(e, find) for e in self._networks(new_properties)],
+            _cloud_call(self.cloud.server_interfaces, self.physical_id))
+        for port in detach:
+            _cloud_call(self.cloud.server_port_detach, self.physical_id, port)
+        for entry in attach:
+            _cloud_call(self.cloud.server_interface_attach, self.physical_id, entry,
+                        security_groups=new_properties.get("security_groups") or None)
 
     def check_update_complete(self, cookie):
         if not (cookie or {}).get("resize"):
@@ -151,7 +221,15 @@ class Server(ResourcePlugin):
             raise ResourceFailure(f"Server {self.physical_id} went to status {status}")
         return status == "DELETED"
 
+    def _lift_own_lock(self):
+        """Under a stack lock whose mode allows suspend and resume: lift the physical lock
+        the stack lock put on the server (the lock, taken again after, puts it back)."""
+        if self.data.get(LOCK_SAVED) is False and self.data.get(PHYSICAL_LOCK_FLAG):
+            _cloud_call(self.cloud.server_unlock, self.physical_id)
+            self.data[PHYSICAL_LOCK_FLAG] = False
+
     def handle_suspend(self):
+        self._lift_own_lock()
         _cloud_call(self.cloud.server_suspend, self.physical_id)
         return self._await("SUSPENDED")
 
@@ -159,6 +237,7 @@ class Server(ResourcePlugin):
         return self._expect(cookie, "SUSPENDED")
 
     def handle_resume(self):
+        self._lift_own_lock()
         _cloud_call(self.cloud.server_resume, self.physical_id)
         return self._await("ACTIVE")
 
@@ -171,6 +250,35 @@ class Server(ResourcePlugin):
 
     def check_check_complete(self, cookie):
         return self._expect(cookie, "ACTIVE", "SUSPENDED")
+
+    def handle_snapshot(self):
+        """An image of the server (Nova createImage); a restore boots from it."""
+        image_id = _cloud_call(self.cloud.server_image_create, self.physical_id,
+                               name=f"{self.context.stack_name}-{self.name}-snapshot")
+        self.data["snapshot_image_id"] = image_id
+        return {"image": image_id}
+
+    def check_snapshot_complete(self, cookie):
+        image = _cloud_call(self.cloud.image_get, cookie["image"])
+        if image is None or image["status"] in ("killed", "deleted"):
+            raise ResourceFailure(f"Image {cookie['image']} went to status "
+                                  f"{image['status'] if image else 'deleted'}")
+        return image["status"] == "active"
+
+    def handle_delete_snapshot(self, resource_data):
+        image_id = (resource_data or {}).get("snapshot_image_id")
+        if image_id and _cloud_call(self.cloud.image_get, image_id) is not None:
+            _cloud_call(self.cloud.image_delete, image_id)
+
+    @classmethod
+    def restore_properties(cls, properties, resource_data):
+        image_id = (resource_data or {}).get("snapshot_image_id")
+        return {**properties, "image": image_id} if image_id else properties
+
+    def handle_adopt(self):
+        if _cloud_call(self.cloud.server_get, self.physical_id) is None:
+            raise ResourceFailure(f"The server {self.physical_id} could not be found")
+        return None
 
     def handle_lock(self):
         server = _cloud_call(self.cloud.server_get, self.physical_id)
@@ -214,6 +322,20 @@ class Server(ResourcePlugin):
                 "lock reason": server.get("locked_reason") or "—"}
 
     physical_lock_word = "locked"
+
+    def drift_pairs(self):
+        server = _cloud_call(self.cloud.server_get, self.physical_id) if self.physical_id \
+            else None
+        if server is None:
+            raise ResourceFailure(f"Server {self.physical_id or self.name} does not exist")
+        props = self.properties
+        return {"name": (self._server_name(props), server["name"]),
+                "flavor": (props["flavor"], server["flavor"]),
+                # compared as Nova keeps them (a number in the template is its JSON there)
+                "metadata": (nova_metadata(props.get("metadata")),
+                             nova_metadata(server.get("metadata"))),
+                # Nova keeps tags as a set
+                "tags": (sorted(props.get("tags") or []), sorted(server.get("tags") or []))}
 
     def lock_held_before(self):
         return self.data.get(LOCK_SAVED)

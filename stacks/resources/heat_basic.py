@@ -1,6 +1,9 @@
 """Heat's own utility resource types: None, Value, RandomString, TestResource."""
+import random
 import secrets
 import string
+
+from heatweb.exceptions import StackValidationFailed
 
 from stacks.resources.base import ResourceFailure, ResourcePlugin, wait_cookie
 from stacks.resources.registry import register
@@ -51,7 +54,7 @@ class ValueResource(ResourcePlugin):
 _CLASSES = {"lettersdigits": string.ascii_letters + string.digits,
             "letters": string.ascii_letters, "lowercase": string.ascii_lowercase,
             "uppercase": string.ascii_uppercase, "digits": string.digits,
-            "hexdigits": string.digits + "abcdef", "octdigits": string.octdigits}
+            "hexdigits": string.digits + "ABCDEF", "octdigits": string.octdigits}
 
 
 @register
@@ -74,10 +77,51 @@ class RandomStringResource(ResourcePlugin):
     }
     attributes_schema = {"value": Attribute("The random string.")}
 
+    @staticmethod
+    def _pools(props):
+        """(characters, minimum) of each class and sequence, as Heat's password generator
+        takes them; ``sequence`` (deprecated) is a class with a minimum of 1."""
+        classes = list(props.get("character_classes") or [])
+        if props.get("sequence"):
+            classes.append({"class": props["sequence"], "min": 1})
+        sequences = props.get("character_sequences") or []
+        if not classes and not sequences:
+            classes = [{"class": "lettersdigits"}]
+        pools = [(_CLASSES[c.get("class") or "lettersdigits"], int(c.get("min", 1)))
+                 for c in classes]
+        return [(s["sequence"], int(s.get("min", 1))) for s in sequences] + pools
+
+    @classmethod
+    def validate_properties(cls, raw, *, resource_name):
+        props = super().validate_properties(raw, resource_name=resource_name)
+        where = f"Property error: resources.{resource_name}.properties"
+        for key, item_key, allowed in (("character_classes", "class", _CLASSES),
+                                       ("character_sequences", "sequence", None)):
+            for item in props.get(key) or []:
+                if not isinstance(item, dict) or set(item) - {item_key, "min"} or \
+                        (item_key == "sequence" and not isinstance(item.get(item_key), str)):
+                    raise StackValidationFailed(f"{where}.{key}: each entry is a map of "
+                                                f"{item_key} and min")
+                if allowed is not None and item.get(item_key, "lettersdigits") not in allowed:
+                    raise StackValidationFailed(
+                        f'{where}.{key}.{item_key}: "{item[item_key]}" is not an allowed '
+                        f"value {sorted(allowed)}")
+                if not isinstance(item.get("min", 1), int) or not 1 <= item.get("min", 1) <= 512:
+                    raise StackValidationFailed(f"{where}.{key}.min: must be 1 to 512")
+        length = props.get("length", 32)
+        if isinstance(length, int) and \
+                sum(minimum for _, minimum in cls._pools(props)) > length:
+            raise StackValidationFailed("Length property cannot be smaller than combined "
+                                        "character class and character sequence minimums")
+        return props
+
     def handle_create(self):
-        alphabet = _CLASSES[self.properties.get("sequence") or "lettersdigits"]
+        pools = self._pools(self.properties)
         length = self.properties.get("length", 32)
-        self.data["value"] = "".join(secrets.choice(alphabet) for _ in range(length))
+        chosen = [secrets.choice(chars) for chars, minimum in pools for _ in range(minimum)]
+        every = "".join(sorted({c for chars, _ in pools for c in chars}))
+        chosen += [secrets.choice(every) for _ in range(max(0, length - len(chosen)))]
+        self.data["value"] = "".join(random.SystemRandom().sample(chosen, length))
         self.physical_id = self.data["value"]
 
     def get_attribute(self, name, *path):

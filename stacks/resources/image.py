@@ -91,6 +91,19 @@ class Image(ResourcePlugin):
                                   f"{image['status'] if image else 'deleted'}")
         return image["status"] == "active"
 
+    def drift_pairs(self):
+        image = _cloud_call(self.cloud.image_get, self.physical_id) if self.physical_id \
+            else None
+        if image is None or image.get("status") in ("killed", "deleted"):
+            raise ResourceFailure(f"Image {self.physical_id or self.name} does not exist")
+        wanted = {k: v for k, v in self._fields(self.properties).items()
+                  if v is not None and k in image and k != "location"}
+        if self.data.get(LOCK_SAVED) is not None:
+            wanted.pop("protected", None)  # the stack lock holds it protected
+        if self.properties.get("name"):
+            wanted["name"] = self.properties["name"]
+        return {k: (v, image.get(k)) for k, v in wanted.items()}
+
     def handle_update(self, new_properties, changed):
         if _cloud_call(self.cloud.image_get, self.physical_id) is None:
             raise ResourceFailure(f"Image {self.physical_id} could not be found "

@@ -10,7 +10,8 @@ the cloud driver is chosen by settings.
 class NestedStacks:
     """``nested_create``, ``nested_update``, ``nested_delete``, ``nested_action``,
     ``nested_progress``, ``nested_outputs``, ``nested_resources_data``, ``nested_get``,
-    ``nested_lock`` and ``nested_unlock`` of the registered service module."""
+    ``nested_lock``, ``nested_unlock`` and ``nested_unlock_progress`` of the registered
+    service module."""
 
     def __init__(self):
         self._service = None

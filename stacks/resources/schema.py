@@ -50,6 +50,23 @@ class Range:
 
 
 @dataclass(frozen=True)
+class JsonString:
+    """Heat's ``json_string`` custom constraint: the string is a JSON document."""
+
+    description: str | None = None
+
+    def check(self, value):
+        try:
+            json.loads(value)
+        except (TypeError, ValueError) as error:
+            raise PropertyError(self.description or f"Value must be a valid JSON string: "
+                                f"{error}") from None
+
+    def doc(self):
+        return {"custom_constraint": "json_string", "description": self.description}
+
+
+@dataclass(frozen=True)
 class AllowedValues:
     values: tuple
     description: str | None = None

@@ -4,17 +4,23 @@ Their backend is this service's own stack lifecycle: creating the resource
 creates a child stack, and the resource follows the child's state.
 """
 import hashlib
-
-import yaml
+import threading
 
 from django.conf import settings
 
-from heatweb.exceptions import RequestLimitExceeded, StackValidationFailed
+from heatweb.exceptions import HeatError, InvalidTemplate, RequestLimitExceeded, \
+    StackValidationFailed
+from stacks.hot import load_text
+from stacks.hot.environment import child_environment
 from stacks.models import Stack
-from stacks.resources.base import ResourcePlugin
+from stacks.resources.base import ResourceFailure, ResourcePlugin, attribute_path
 from stacks.resources.registry import register
 from stacks.resources.nested_stacks import nested
 from stacks.resources.schema import Attribute, Property
+
+# Stored beside a nested stack's attributes: its outputs that cannot be resolved, each with
+# Heat's error for a get_attr of it (not an attribute of its own: not shown).
+OUTPUT_ERRORS = "_output_errors"
 
 
 def members_within_budget(count, *, resource_name, prop):
@@ -31,6 +37,10 @@ def members_within_budget(count, *, resource_name, prop):
             f"{prop} is {count} (at most {limit}).")
 
 
+# Plugin data of an adopted child stack resource: its child's abandon data (until adopted).
+ADOPT_CHILD_KEY = "heatweb_adopt_child"
+
+
 class ChildStackResource(ResourcePlugin):
     """Shared two-phase actions of resources backed by a child stack."""
 
@@ -42,25 +52,52 @@ class ChildStackResource(ResourcePlugin):
     def _parameters(self):
         raise NotImplementedError
 
+    # The file of a template resource's own template (dropped from its child's registry).
+    template_file = None
+
+    def _parent_raw(self):
+        return Stack.objects.select_related("raw_template").get(
+            pk=self.context.stack_id).raw_template
+
     def _files(self):
-        parent = Stack.objects.select_related("raw_template").get(pk=self.context.stack_id)
-        return parent.raw_template.files or {}
+        return self._parent_raw().files or {}
+
+    def _environment(self):
+        """The parent's environment as Heat passes it to a child (registry, defaults...)."""
+        return child_environment(self._parent_raw().environment, resource_name=self.name,
+                                 template_file=self.template_file)
 
     def handle_create(self):
         self.physical_id = nested.nested_create(
             parent_id=self.context.stack_id, resource_name=self.name,
             template=self._template(), parameters=self._parameters(), files=self._files(),
-            timeout_mins=self.properties.get("timeout"))
+            timeout_mins=self.properties.get("timeout"), environment=self._environment())
         self.data["nested_stack_id"] = self.physical_id
 
     def check_create_complete(self, cookie):
         return nested.nested_progress(self.physical_id, "CREATE")
 
+    def handle_adopt(self):
+        """Adopt the child stack from its abandon data (Heat's nested adopt)."""
+        child = self.data.pop(ADOPT_CHILD_KEY, None)
+        if not isinstance(child, dict):
+            raise ResourceFailure("Resource ID was not provided.")
+        self.physical_id = nested.nested_create(
+            parent_id=self.context.stack_id, resource_name=self.name,
+            template=self._template(), parameters=self._parameters(), files=self._files(),
+            timeout_mins=self.properties.get("timeout"), environment=self._environment(),
+            adopt_resources=child.get("resources") or {})
+        self.data["nested_stack_id"] = self.physical_id
+
+    def check_adopt_complete(self, cookie):
+        return nested.nested_progress(self.physical_id, "ADOPT")
+
     def handle_update(self, new_properties, changed):
         self.properties = new_properties
         nested.nested_update(self.physical_id, template=self._template(),
                              parameters=self._parameters(), files=self._files(),
-                             timeout_mins=new_properties.get("timeout"))
+                             timeout_mins=new_properties.get("timeout"),
+                             environment=self._environment())
 
     def check_update_complete(self, cookie):
         return nested.nested_progress(self.physical_id, "UPDATE")
@@ -101,14 +138,26 @@ class ChildStackResource(ResourcePlugin):
         return {"started": nested.nested_unlock(self.physical_id)}
 
     def check_unlock_complete(self, cookie):
-        return not cookie["started"] or nested.nested_progress(self.physical_id, "UNLOCK")
+        return not cookie["started"] or nested.nested_unlock_progress(self.physical_id)
 
     def get_reference_id(self):
         return self.physical_id or self.name
 
     def attributes(self):
-        outputs = nested.nested_outputs(self.physical_id) if self.physical_id else {}
-        return {"outputs": outputs, **outputs}
+        outputs, errors = nested.nested_outputs(self.physical_id) if self.physical_id \
+            else ({}, {})
+        values = {"outputs": outputs, **outputs}
+        if errors:  # Heat's get_attr of such an output fails where it is read
+            values[OUTPUT_ERRORS] = {key: f"Error in {self.name} output {key}: {error}"
+                                     for key, error in errors.items()}
+        return values
+
+    @classmethod
+    def resolve_attribute(cls, attrs, name, path):
+        error = (attrs.get(OUTPUT_ERRORS) or {}).get(name)
+        if error:
+            raise StackValidationFailed(error)
+        return super().resolve_attribute(attrs, name, path)
 
     def get_attribute(self, name, *path):
         value = self.attributes().get(name)
@@ -133,9 +182,36 @@ class NestedStackResource(ChildStackResource):
         "parameters": Property("Map", description="Parameters for the nested stack.",
                                default={}, update_allowed=True),
         "timeout": Property("Integer", description="Timeout in minutes.", update_allowed=True),
-        "context": Property("Map", description="Accepted for Heat compatibility; ignored."),
+        "context": Property("Map", description="Heat's remote stack context: region_name "
+                            "must be a region of this service's catalog (the stack is made "
+                            "here); ca_cert and insecure are accepted."),
     }
     attributes_schema = {"outputs": Attribute("The outputs of the nested stack.")}
+
+    @classmethod
+    def validate_properties(cls, raw, *, resource_name):
+        """As Heat: a ``context.region_name`` the catalog lacks, or a template that does
+        not validate, is refused at the parent's create (400)."""
+        props = super().validate_properties(raw, resource_name=resource_name)
+        region = (props.get("context") or {}).get("region_name")
+        if isinstance(region, str) and region and region not in known_regions():
+            raise StackValidationFailed(
+                f'Cannot establish connection to Heat endpoint at region "{region}" due to '
+                f'"public endpoint for orchestration service in {region} region not found"')
+        template = props.get("template")
+        if isinstance(template, str):
+            from stacks.services.validation import nested_template_check
+
+            parameters = props.get("parameters")
+            try:
+                nested_template_check(template, parameters=parameters
+                                      if isinstance(parameters, dict) else None)
+            except HeatError as error:
+                region = region or next(iter(sorted(known_regions())), "")
+                raise StackValidationFailed(
+                    f'Failed validating stack template using Heat endpoint at region '
+                    f'"{region}" due to "ERROR: {error.message}"') from None
+        return props
 
     def _template(self):
         return self.properties["template"]
@@ -144,23 +220,31 @@ class NestedStackResource(ChildStackResource):
         return self.properties.get("parameters") or {}
 
 
+def known_regions():
+    """The regions of this service's catalog (the simulated cloud has one)."""
+    return {r for r in (settings.HEATWEB.get("OS_REGION"), settings.KEYSTONE.get("REGION"))
+            if r}
+
+
 class TemplateResource(ChildStackResource):
     """A resource whose type names a template in ``files``: properties become parameters."""
 
     type_name = "heatweb::TemplateResource"
     allow_unknown_properties = True
-    template_file = ""
     template_body = ""
 
     @classmethod
     def for_file(cls, file_name, body):
         key = hashlib.sha256(body.encode()).hexdigest()[:12]
-        cached = _TEMPLATE_TYPES.get((file_name, key))
-        if cached is None:
-            cached = type(f"TemplateResource_{key}", (cls,),
-                          {"type_name": file_name, "template_file": file_name,
-                           "template_body": body, "__doc__": cls.__doc__})
-            _TEMPLATE_TYPES[(file_name, key)] = cached
+        with _TEMPLATE_TYPES_LOCK:
+            cached = _TEMPLATE_TYPES.pop((file_name, key), None)
+            if cached is None:
+                cached = type(f"TemplateResource_{key}", (cls,),
+                              {"type_name": file_name, "template_file": file_name,
+                               "template_body": body, "__doc__": cls.__doc__})
+            _TEMPLATE_TYPES[(file_name, key)] = cached  # the most recently used last
+            while len(_TEMPLATE_TYPES) > TEMPLATE_TYPES_KEPT:
+                del _TEMPLATE_TYPES[next(iter(_TEMPLATE_TYPES))]
         return cached
 
     @classmethod
@@ -173,11 +257,17 @@ class TemplateResource(ChildStackResource):
         """
         declared = cls.__dict__.get("_declared")
         if declared is None:
+            from stacks.definitions import limits
+
             try:
-                loaded = yaml.safe_load(cls.template_body) or {}
-            except yaml.YAMLError as error:
-                raise StackValidationFailed(f"{cls.template_file}: {error}") from None
-            params = loaded.get("parameters") if isinstance(loaded, dict) else None
+                loaded = load_text(cls.template_body, limits(),
+                                   limit=settings.HEATWEB["MAX_FILE_BYTES"],
+                                   what=f"template {cls.template_file}") or {}
+            except InvalidTemplate as error:
+                raise StackValidationFailed(f"{cls.template_file}: {error.message}") from None
+            # "Parameters" in a CloudFormation-format template
+            params = (loaded.get("parameters", loaded.get("Parameters"))
+                      if isinstance(loaded, dict) else None)
             declared = frozenset(params or {}) if isinstance(params, dict) else frozenset()
             cls._declared = declared
         return declared
@@ -197,6 +287,33 @@ class TemplateResource(ChildStackResource):
     def needs_replacement(cls, changed):
         return False
 
+    def attributes(self):
+        # The child stack's id last: resolve_attribute reads it, whatever the outputs say.
+        return {**super().attributes(), "OS::stack_id": self.physical_id}
+
+    def get_reference_id(self):
+        """As Heat: the template's ``OS::stack_id`` output when it has one (a provider
+        template standing for a server answers the server's id), else the child stack."""
+        # (the text test spares reading every child's outputs for templates without it)
+        if self.physical_id and "OS::stack_id" in self.template_body:
+            outputs, _ = nested.nested_outputs(self.physical_id)
+            if outputs.get("OS::stack_id"):
+                return outputs["OS::stack_id"]
+        return super().get_reference_id()
+
+    @classmethod
+    def resolve_attribute(cls, attrs, name, path):
+        """Heat's ``resource.<name>[.<attribute>]``: a resource of the template's stack."""
+        child_id = attrs.get("OS::stack_id")
+        if not name.startswith("resource.") or not child_id:
+            return super().resolve_attribute(attrs, name, path)
+        member, *rest = name[len("resource."):].split(".", 1)
+        data = nested.nested_resources_data(child_id, names=[member]).get(member)
+        path = (*rest, *path)
+        if data is None or not path:
+            return data and data["ref"]
+        return attribute_path((data["attrs"] or {}).get(path[0]), path[1:])
+
     def _template(self):
         return self.template_body
 
@@ -204,4 +321,9 @@ class TemplateResource(ChildStackResource):
         return dict(self.properties)
 
 
+# The classes of recently used template files (each holds its file's text, up
+# to MAX_FILE_BYTES): a bounded cache, or every distinct file a client ever
+# sent would stay in the web worker's memory.
+TEMPLATE_TYPES_KEPT = 16
 _TEMPLATE_TYPES = {}
+_TEMPLATE_TYPES_LOCK = threading.Lock()

@@ -22,6 +22,9 @@ from stacks.resources.schema import AllowedValues, Attribute, Property, Range
 from stacks.resources.signal_urls import signal_url, url_signature
 
 HANDLE_TYPE = "OS::Heat::WaitConditionHandle"
+UPDATE_HANDLE_TYPE = "OS::Heat::UpdateWaitConditionHandle"
+AWS_HANDLE_TYPE = "AWS::CloudFormation::WaitConditionHandle"  # stacks.resources.aws
+CFN_KEYS = {"Status": "status", "Reason": "reason", "Data": "data", "UniqueId": "id"}
 CONDITION_TYPE = "OS::Heat::WaitCondition"
 STATUSES = ("SUCCESS", "FAILURE")
 TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL", "ZAQAR_SIGNAL",
@@ -69,6 +72,8 @@ class WaitConditionHandle(ResourcePlugin):
 
     def handle_signal(self, details):
         details = details if isinstance(details, dict) else {}
+        # cfn-signal's keys (CloudFormation's handle format) mean the same.
+        details = {CFN_KEYS.get(k, k): v for k, v in details.items()}
         status = details.get("status") or "SUCCESS"
         if status not in STATUSES:
             raise BadRequest(f'Metadata format invalid: status "{status}" is not one of '
@@ -119,6 +124,19 @@ class WaitConditionHandle(ResourcePlugin):
         return self.attributes().get(name)
 
 
+@register
+class UpdateWaitConditionHandle(WaitConditionHandle):
+    """A wait condition handle that every stack update replaces: its signals are cleared
+    and its endpoint changes, so the senders must signal again after each update (Heat
+    uses it to know a new configuration was rolled out once UPDATE_COMPLETE is reached).
+    Signals in cfn-signal's format (Status, Reason, Data, UniqueId) are accepted too.
+    """
+
+    type_name = UPDATE_HANDLE_TYPE
+    properties_schema = {}
+    replace_on_update = True
+
+
 def _clock(seconds):
     return datetime.fromtimestamp(seconds, timezone.utc).strftime("%H:%M:%S UTC")
 
@@ -148,7 +166,9 @@ class WaitCondition(ResourcePlugin):
     def _signals(self):
         handle = as_uuid(self.properties.get("handle"))
         res = Resource.objects.filter(stack_id=self.context.stack_id, uuid=handle,
-                                      type=HANDLE_TYPE).values_list("pk", flat=True).first() \
+                                      type__in=(HANDLE_TYPE, UPDATE_HANDLE_TYPE,
+                                                AWS_HANDLE_TYPE)).values_list(
+            "pk", flat=True).first() \
             if handle else None
         if res is None:
             raise ResourceFailure(f"WaitConditionHandle {self.properties.get('handle')} "

@@ -14,14 +14,20 @@ from convergence.graph import Graph, converge_graph, walk_graph
 from convergence.services import new_traversal_id, stack_save_cas, traversal_begin, \
     traversal_fail
 from convergence.waiting import stack_stopped
-from heatweb.exceptions import StackExists
+from heatweb.exceptions import StackExists, StackValidationFailed
 from heatweb.keystone import stack_trust_create
+from stacks.cloud import cloud_for_stack, cloud_for_user
 from stacks.definitions import build_definition, normalize_environment, update_definition
+from stacks.hot.hooks import hook_resources, matches_hook
 from stacks.models import RawTemplate, Resource, Stack
 from stacks.models import states as st
 from stacks.models.events import stack_event
+from stacks.resources.stack import ADOPT_CHILD_KEY
+from stacks.services import drift
 from stacks.services.create_replay import create_replayed
+from stacks.services.custom_constraints import check_custom_constraints
 from stacks.services.parameters import check_immutable_parameters
+from stacks.services.settled import settled_resources
 
 EMPTY_TEMPLATE = {"heat_template_version": "2013-05-23"}
 
@@ -39,44 +45,69 @@ def _live_resources(stack):
     return list(Resource.objects.filter(stack=stack).exclude(state="DELETE_COMPLETE"))
 
 
-def _converge(stack, definition, raw, *, existing, reason, cas_fields, unchanged=False):
+def _converge(stack, definition, raw, *, existing, reason, cas_fields, unchanged=False,
+              seed=None, old_raw=None):
     """Resource rows for new names, the graph, the CAS save and the traversal.
 
     ``unchanged``: the stack already is what the definition says, so the
     traversal has no resource nodes (it completes at once: O(1) tasks).
+    ``seed``: ``{name: row fields}`` new rows start with (an adopt's physical ids).
+    ``old_raw`` (an update): resources that would find themselves unchanged and
+    stand alone get no node (``stacks.services.settled``).
     """
     current = {r.name: r for r in existing if r.replaced_by_id is None}
     names = definition.resources if definition else {}
-    new_rows = [Resource(stack=stack, name=n, type=d.type, template=raw)
+    seed = seed or {}
+    new_rows = [Resource(stack=stack, name=n, type=d.type, template=raw, **seed.get(n, {}))
                 for n, d in names.items() if n not in current]
     Resource.objects.bulk_create(new_rows, batch_size=500)
     by_name = {**current, **{r.name: r for r in new_rows}}
     new_requires = {
         by_name[n].pk: sorted(by_name[d].pk for d in d_.depends_on if d in names)
         for n, d_ in names.items()}
+    existing_requires = {r.pk: list(r.requires) for r in existing}
+    settled = settled_resources(current=current, definition=definition, raw=raw,
+                                old_raw=old_raw, new_requires=new_requires,
+                                existing_requires=existing_requires) \
+        if old_raw is not None and not unchanged else set()
     graph = Graph() if unchanged else converge_graph(
-        new_requires=new_requires,
-        existing_requires={r.pk: list(r.requires) for r in existing},
-        in_new_template={by_name[n].pk for n in names if n in current},
+        new_requires={k: v for k, v in new_requires.items() if k not in settled},
+        existing_requires={k: v for k, v in existing_requires.items() if k not in settled},
+        in_new_template={by_name[n].pk for n in names if n in current} - settled,
         no_cleanup=_never_replaced(definition, current))
     traversal_id = new_traversal_id()
     stack_save_cas(stack, current_traversal=traversal_id, **cas_fields)
     traversal_begin(stack, traversal_id=traversal_id, graph=graph, reason=reason)
 
 
+def _source(template, old_raw=None):
+    """The template text to keep as submitted: the text itself, the old version's when the
+    update keeps the template, else "" (a JSON object is shown as its JSON)."""
+    if isinstance(template, str):
+        return template.replace("\r\n", "\n")  # a browser's form sends CRLF
+    if old_raw is not None and (template is None or template == old_raw.template):
+        return old_raw.source
+    return ""
+
+
 def stack_create(*, project, user, name, template, environment=None, parameters=None,
                  files=None, timeout_mins=None, disable_rollback=True, tags=None,
-                 parent=None, parent_resource_name=""):
+                 parent=None, parent_resource_name="", adopt_resources=None):
     """Validate and store a new stack, then start its CREATE traversal.
 
     A repeat of the create that made a live stack of that name returns that
     stack (``create_replay``); any other create of a taken name is 409.
+    With ``adopt_resources`` (an abandon's ``resources``) the traversal is an
+    ADOPT: each resource takes the physical object given there instead of
+    making one.
     """
     files = files or {}
     env = normalize_environment(environment, parameters)
     stack_id = uuid.uuid4()
     definition = build_definition(template, environment=env, files=files, stack_name=name,
                                   stack_id=str(stack_id), project_id=project.pk)
+    check_custom_constraints(definition.params, cloud_for_user(user, project.pk))
+    seed = None if adopt_resources is None else adopt_seed(definition, adopt_resources)
     try:
         with transaction.atomic():
             existing = Stack.objects.select_related("raw_template").filter(
@@ -88,7 +119,7 @@ def stack_create(*, project, user, name, template, environment=None, parameters=
                     return existing
                 raise StackExists(stack_name=name)
             raw = RawTemplate.objects.create(template=definition.template.raw, files=files,
-                                             environment=env)
+                                             environment=env, source=_source(template))
             stack = Stack(id=stack_id, project=project, user=user, name=name, raw_template=raw,
                           parameters=env.get("parameters", {}), timeout_mins=timeout_mins,
                           disable_rollback=disable_rollback, tags=tags or [], parent=parent,
@@ -97,32 +128,96 @@ def stack_create(*, project, user, name, template, environment=None, parameters=
             stack.save()
             stack_trust_create(stack, user=user)
             old_state = stack.state
-            _begin(stack, "CREATE")
-            _converge(stack, definition, raw, existing=[], reason="Stack CREATE started",
+            action = "CREATE" if seed is None else "ADOPT"
+            _begin(stack, action)
+            _converge(stack, definition, raw, existing=[], reason=f"Stack {action} started",
                       cas_fields=dict(expected_state=old_state, expected_traversal="",
-                                      action_started_at=timezone.now()))
+                                      action_started_at=timezone.now()), seed=seed)
     except IntegrityError:
         raise StackExists(stack_name=name) from None
     return stack
 
 
+def adopt_seed(definition, resources):
+    """Row fields of each resource to adopt: its physical id, data and metadata.
+
+    Every resource of the template must be in the adopt data (Heat fails the
+    adopt of one without a resource id; here it is refused before anything
+    is stored).
+    """
+    if not isinstance(resources, dict):
+        raise StackValidationFailed("adopt_stack_data: resources must be a mapping.")
+    missing = sorted(n for n in definition.resources if not isinstance(resources.get(n), dict))
+    if missing:
+        raise StackValidationFailed(f"Resource ID was not provided for {', '.join(missing)} "
+                                    f"in adopt_stack_data.")
+    seed = {}
+    for name in definition.resources:
+        given = resources[name]
+        if definition.plugins[name].nested_stack:
+            # A child stack's entry is its own abandon data (Heat's nested adopt).
+            seed[name] = {"plugin_data": {ADOPT_CHILD_KEY: given}}
+            continue
+        data = given.get("resource_data")
+        metadata = given.get("metadata")
+        physical_id = str(given.get("resource_id") or "")
+        if len(physical_id) > 255:
+            raise StackValidationFailed(f"adopt_stack_data: the resource_id of {name} is "
+                                        f"longer than 255 characters.")
+        seed[name] = {"physical_resource_id": physical_id,
+                      "plugin_data": data if isinstance(data, dict) else {},
+                      "rsrc_metadata": metadata if isinstance(metadata, dict) else {}}
+    return seed
+
+
+def stack_restore(stack, *, template, environment, files):
+    """Converge the stack back to a snapshot's template, environment and files (RESTORE)."""
+    definition = build_definition(template, environment=environment, files=files,
+                                  stack_name=stack.name, stack_id=str(stack.pk),
+                                  project_id=stack.project_id)
+    with transaction.atomic():
+        old_raw, old_state, old_traversal = stack.raw_template, stack.state, \
+            stack.current_traversal
+        _begin(stack, "RESTORE")
+        raw = RawTemplate.objects.create(template=definition.template.raw, files=files,
+                                         environment=environment)
+        stack.raw_template = raw
+        _converge(stack, definition, raw, existing=_live_resources(stack),
+                  reason="Stack RESTORE started",
+                  cas_fields=dict(expected_state=old_state, expected_traversal=old_traversal,
+                                  raw_template_id=raw.pk, prev_raw_template_id=old_raw.pk,
+                                  parameters=environment.get("parameters", {}),
+                                  action_started_at=timezone.now(),
+                                  updated_at=timezone.now()))
+    return stack
+
+
 def stack_update(stack, *, template=None, environment=None, parameters=None, files=None,
                  patch=False, clear_parameters=(), timeout_mins=None, disable_rollback=None,
-                 tags=None):
-    """Validate the new definition, then converge the stack to it (PUT or PATCH)."""
+                 tags=None, scaling=False, converge=False, user=None):
+    """Validate the new definition, then converge the stack to it (PUT or PATCH).
+
+    ``scaling``: a signal resizes a scaling group's members (``begin_scale``: a
+    lock allowing ``signal`` lets it through, and is taken again after it).
+    ``converge``: what drifted behind the stack's back is brought back too
+    (``stacks.services.drift``).
+    """
     old_raw = stack.raw_template
     definition, env, files = update_definition(
         stack, template=template, environment=environment, parameters=parameters, files=files,
         patch=patch, clear_parameters=clear_parameters)
     check_immutable_parameters(stack, definition)
+    check_custom_constraints(definition.params, cloud_for_stack(stack))
+    drifted = drift.converge_drifted(stack, user=user) if converge else {}
     with transaction.atomic():
         old_state, old_traversal = stack.state, stack.current_traversal
-        _begin(stack, "UPDATE")
+        kept = st.lock_kept(stack)
+        _begin(stack, "SCALE" if scaling else "UPDATE")
         raw = RawTemplate.objects.create(template=definition.template.raw, files=files,
-                                         environment=env)
+                                         environment=env, source=_source(template, old_raw))
         fields = dict(raw_template_id=raw.pk, prev_raw_template_id=old_raw.pk,
                       parameters=env.get("parameters", {}), action_started_at=timezone.now(),
-                      updated_at=timezone.now())
+                      updated_at=timezone.now(), lock_pending=kept)
         if timeout_mins is not None:
             fields["timeout_mins"] = timeout_mins
         if disable_rollback is not None:
@@ -131,10 +226,14 @@ def stack_update(stack, *, template=None, environment=None, parameters=None, fil
             fields["tags"] = tags
         stack.raw_template = raw
         existing = _live_resources(stack)
+        drift.converge_apply(stack, existing, drifted)
         _converge(stack, definition, raw, existing=existing, reason="Stack UPDATE started",
                   cas_fields=dict(expected_state=old_state, expected_traversal=old_traversal,
                                   **fields),
-                  unchanged=_nothing_to_update(old_state, old_raw, raw, definition, existing))
+                  unchanged=not drifted and _nothing_to_update(old_state, old_raw, raw,
+                                                               definition, existing),
+                  # A drifted resource's template is unchanged, its stored properties not.
+                  old_raw=None if drifted else old_raw)
     return stack
 
 
@@ -145,6 +244,7 @@ def _never_replaced(definition, current):
     return {res.pk for name, res in current.items()
             if name in definition.resources and definition.resources[name].type == res.type
             and res.action != "DELETE" and res.status != st.IN_PROGRESS
+            and res.state != "CHECK_FAILED"  # marked unhealthy: the update replaces it
             and res.engine_id is None and definition.plugins[name].never_replaced()}
 
 
@@ -159,8 +259,12 @@ def _nothing_to_update(old_state, old_raw, raw, definition, existing):
     if (old_raw.template, old_raw.environment, old_raw.files) != \
             (raw.template, raw.environment, raw.files):
         return False
+    hooks = hook_resources(raw.environment)
+    if any(matches_hook(hooks, r.name, h) for r in existing for h in ("pre-update", "post-update")):
+        return False  # as in Heat, an update hook pauses an unchanged resource too
     types = {name: defn.type for name, defn in definition.resources.items()}
-    if len(existing) != len(types):
+    if len(existing) != len(types) or any(p.replace_on_update
+                                          for p in definition.plugins.values()):
         return False
     return all(types.get(r.name) == r.type and r.status == st.COMPLETE and r.action != "DELETE"
                and r.replaced_by_id is None and r.engine_id is None for r in existing)
@@ -213,19 +317,22 @@ def stack_failed(stack, action):
         stack_rollback(stack)
 
 
-def _walk(stack, action, *, reverse=False):
+def _walk(stack, action, *, reverse=False, traversal_id=None):
     with transaction.atomic():
         old_state, old_traversal = stack.state, stack.current_traversal
+        kept = st.lock_kept(stack)  # an action the lock allows: the lock holds on
         _begin(stack, action)
         existing = [r for r in _live_resources(stack) if r.replaced_by_id is None]
         ids = {r.pk for r in existing}
         graph = walk_graph({r.pk: [x for x in r.requires if x in ids] for r in existing},
                            reverse=reverse)
-        traversal_id = new_traversal_id()
+        traversal_id = traversal_id or new_traversal_id()
         stack_save_cas(stack, expected_state=old_state, expected_traversal=old_traversal,
-                       current_traversal=traversal_id, action_started_at=timezone.now())
+                       current_traversal=traversal_id, action_started_at=timezone.now(),
+                       lock_pending=kept)
+        note = " under the lock (its mode allows it)" if kept else ""
         traversal_begin(stack, traversal_id=traversal_id, graph=graph,
-                        reason=f"Stack {action} started")
+                        reason=f"Stack {action} started{note}")
     return stack
 
 
@@ -244,6 +351,12 @@ def stack_check(stack):
     return _walk(stack, "CHECK")
 
 
+def stack_snapshot_walk(stack, *, traversal_id):
+    """Each resource saves what a restore needs (SNAPSHOT), in traversal ``traversal_id``
+    (a snapshot's id, as Heat's convergence names it)."""
+    return _walk(stack, "SNAPSHOT", traversal_id=traversal_id)
+
+
 def stack_cancel_update(stack):
     """Stop an update in progress and roll back to the previous template."""
     if stack.state != "UPDATE_IN_PROGRESS":
@@ -255,16 +368,17 @@ def stack_cancel_update(stack):
 
 
 def stack_cancel_without_rollback(stack):
-    """Stop an update in progress and leave the stack UPDATE_FAILED."""
-    if stack.state != "UPDATE_IN_PROGRESS":
+    """Stop a create or update in progress and leave the stack CREATE_FAILED or
+    UPDATE_FAILED (Heat allows this one on a create, unlike ``cancel_update``)."""
+    if stack.state not in ("CREATE_IN_PROGRESS", "UPDATE_IN_PROGRESS"):
         raise st.refusal_for(stack, "CANCEL_UPDATE")
-    traversal_fail(stack.pk, stack.current_traversal, "Stack UPDATE cancelled",
+    traversal_fail(stack.pk, stack.current_traversal, f"Stack {stack.action} cancelled",
                    allow_rollback=False)
     stack.refresh_from_db()
     return stack
 
 
-__all__ = ["stack_cancel_update", "stack_cancel_without_rollback", "stack_check",
+__all__ = ["adopt_seed", "stack_restore", "stack_snapshot_walk", "stack_cancel_update", "stack_cancel_without_rollback", "stack_check",
            "stack_create", "stack_delete", "stack_failed", "stack_resume", "stack_rollback",
            "stack_suspend",
            "stack_update", "stack_event"]

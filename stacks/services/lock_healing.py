@@ -30,6 +30,7 @@ from stacks.models.events import resource_event
 from stacks.plugins import plugin_for, stack_context
 from stacks.resources.base import ResourceFailure
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
+from stacks.services.drift import drift_while_locked
 from stacks.services.lock_windows import lock_record
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,8 @@ def lock_preview(stack, *, level=None):
 
 def stack_lock_verify(stack, *, user=None):
     """Check each physical lock ``stack`` and its nested stacks hold; record (and heal) those
-    removed. Returns the findings (one per lock not in place)."""
+    removed, and what drifted (``drift_while_locked``). Returns the findings (one per lock
+    not in place)."""
     heal = settings.HEATWEB["LOCK_HEAL"] == "heal"
     findings = []
     with transaction.atomic():
@@ -116,6 +118,7 @@ def stack_lock_verify(stack, *, user=None):
                 finding = _verify_one(current, plugin_for(ctx, res), res, heal=heal, user=user)
                 if finding is not None:
                     findings.append({"stack_name": current.name, **finding})
+        drift_while_locked(stack)  # its report descends into the nested stacks
     return findings
 
 

@@ -1,9 +1,12 @@
 """Child stacks on behalf of a parent's resource (OS::Heat::Stack, template resources).
 
 Every change to an existing child goes through the door
-(``stacks.services.actions.stack_action``), as a user's would.
+(``stacks.services.actions.stack_action``), as a user's would. A child's
+environment is its parent's as Heat hands it down
+(``stacks.hot.environment.child_environment``), hooks (breakpoints) included.
 """
 import secrets
+from types import SimpleNamespace
 
 from django.conf import settings
 from django.db import transaction
@@ -13,18 +16,20 @@ from django_fsm import can_proceed
 from heatweb.api import param_minutes
 from heatweb.exceptions import ConcurrentTransaction, RequestLimitExceeded, StackValidationFailed
 from stacks.definitions import parse_template
+
 from stacks.hot.template import Template
 from stacks.models import Resource, Stack
 from stacks.models import states as st
-from stacks.resources.autoscaling import AutoScalingGroup
-from stacks.resources.base import ResourceFailure
-from stacks.plugins import node_data, plugin_for, stack_context
+from stacks.resources import registry
+from stacks.resources.base import ResourceFailure, ResourcePlugin
+from stacks.plugins import node_data, plugin_class, plugin_for, stack_context
 from stacks.selectors import stack_outputs
 from stacks.services import lifecycle
 from stacks.services.actions import stack_action
 
 
-def nested_create(*, parent_id, resource_name, template, parameters, files, timeout_mins=None):
+def nested_create(*, parent_id, resource_name, template, parameters, files, timeout_mins=None,
+                  environment=None, adopt_resources=None):
     parent = Stack.objects.select_related("project", "user").get(pk=parent_id)
     limit = settings.HEATWEB["MAX_NESTED_DEPTH"]
     if parent.nested_depth + 1 > limit:
@@ -35,8 +40,9 @@ def nested_create(*, parent_id, resource_name, template, parameters, files, time
     name = f"{parent.name}-{resource_name}-{secrets.token_hex(6)}"
     child = lifecycle.stack_create(
         project=parent.project, user=parent.user, name=name, template=parsed,
-        parameters=parameters, files=files, timeout_mins=timeout_mins or parent.timeout_mins,
-        parent=parent, parent_resource_name=resource_name)
+        environment=environment, parameters=parameters, files=files,
+        timeout_mins=timeout_mins or parent.timeout_mins,
+        parent=parent, parent_resource_name=resource_name, adopt_resources=adopt_resources)
     return str(child.pk)
 
 
@@ -76,12 +82,16 @@ def nested_get(child_id):
     return Stack.objects.select_related("raw_template").filter(pk=child_id).first()
 
 
-def nested_update(child_id, *, template, parameters, files, timeout_mins=None):
+def nested_update(child_id, *, template, parameters, files, timeout_mins=None,
+                  environment=None, scaling=False):
+    """Update the child (``scaling``: a signal resizes a group's members, which a lock
+    allowing ``signal`` lets through)."""
     child = nested_get(child_id)
     _check_tree_resources(child, template, files, replacing=child.pk)
     timeout_mins = param_minutes(timeout_mins or None, "timeout")
-    stack_action(child, "update", template=template, parameters=parameters, files=files,
-                 timeout_mins=timeout_mins)
+    stack_action(child, "scale" if scaling else "update", template=template,
+                 environment=environment,
+                 parameters=parameters, files=files, timeout_mins=timeout_mins)
 
 
 def nested_delete(child_id, *, first_step=True):
@@ -124,22 +134,43 @@ def nested_progress(child_id, action):
 
 
 def nested_outputs(child_id):
+    """``({key: value}, {key: error})`` of the child's outputs (an output that cannot be
+    resolved has an error, as its ``output_error``)."""
     child = nested_get(child_id)
     if child is None or child.deleted_at is not None:
-        return {}
-    return {o["output_key"]: o.get("output_value") for o in stack_outputs(child)}
+        return {}, {}
+    outputs = stack_outputs(child)
+    return ({o["output_key"]: o.get("output_value") for o in outputs},
+            {o["output_key"]: o["output_error"] for o in outputs if "output_error" in o})
 
 
-def nested_resources_data(child_id):
+def nested_resources_data(child_id, names=None):
     """``{name: node_data}`` (``ref``, ``attrs``, ...) of the child's current resources
-    (a group's members)."""
+    (a group's members); only those of ``names`` when given."""
     child = nested_get(child_id)
     if child is None or child.deleted_at is not None:
         return {}
     ctx = stack_context(child)
     rows = Resource.objects.filter(stack=child, replaced_by__isnull=True).exclude(
         state__in=("DELETE_COMPLETE", "INIT_COMPLETE"))
-    return {res.name: node_data(res, plugin_for(ctx, res)) for res in rows}
+    if names is not None:
+        rows = rows.filter(name__in=list(names))
+    data, others = {}, []
+    for pk, name, type_name, physical_id, attrs in rows.values_list(
+            "pk", "name", "type", "physical_resource_id", "attributes_data"):
+        # The class as the definition says (no properties: neither an adopted object's
+        # nor a deletion policy's class changes how a reference is made).
+        cls = plugin_class(ctx, SimpleNamespace(name=name, type=type_name, properties_data=None))
+        if cls.get_reference_id is ResourcePlugin.get_reference_id:
+            # Its reference is its physical id or name: no row object or plugin to make
+            # (a group's refs read 10,000 members).
+            data[name] = {"id": pk, "name": name, "type": cls.type_name,
+                          "ref": physical_id or name, "attrs": attrs}
+        else:
+            others.append(pk)
+    for res in Resource.objects.filter(pk__in=others) if others else ():
+        data[res.name] = node_data(res, plugin_for(ctx, res))
+    return data
 
 
 def nested_lock(child_id, *, parent_id):
@@ -155,12 +186,34 @@ def nested_lock(child_id, *, parent_id):
 
 
 def nested_unlock(child_id):
-    """Unlock the child; False when it is not locked (nothing to wait for)."""
+    """Unlock the child; False when it is not locked (nothing to wait for).
+
+    A child running an action under the lock (a scaling its mode allowed), or
+    taking the lock again after it, is unlocked once it holds the lock
+    (``nested_unlock_progress``).
+    """
     child = nested_get(child_id)
-    if child is None or child.deleted_at is not None or child.state not in st.LOCKED_STATES:
+    if child is None or child.deleted_at is not None:
+        return False
+    if child.state == "LOCK_IN_PROGRESS" or \
+            (child.lock_pending and child.state not in st.LOCKED_STATES):
+        return True
+    if child.state not in st.LOCKED_STATES:
         return False
     stack_action(child, "unlock", cascade=True)
     return True
+
+
+def nested_unlock_progress(child_id):
+    """True when the child is unlocked; one that took its lock again after an action
+    under it is unlocked now (and waited for)."""
+    child = nested_get(child_id)
+    if child is None or child.deleted_at is not None:
+        return True
+    if child.state == "LOCK_COMPLETE":
+        stack_action(child, "unlock", cascade=True)
+        return False
+    return nested_progress(child_id, "UNLOCK")
 
 
 CLAIM_ATTEMPTS = 20
@@ -188,10 +241,11 @@ def scaling_group_resize(*, stack_id, group_physical_id, new_size, context):
             return None, "signal ignored: the group is not ready"
         if row.engine_id is not None:
             return None, "signal ignored: the group is being updated"
-        group = AutoScalingGroup(name=row.name, properties=row.properties_data,
+        # OS::Heat::AutoScalingGroup or AWS::AutoScaling::AutoScalingGroup
+        group = registry.get_plugin(row.type)(name=row.name, properties=row.properties_data,
                                  context=context, physical_id=row.physical_resource_id,
                                  data=dict(row.plugin_data or {}), resource_id=row.pk)
-        current = len(group.data.get("members", []))
+        current = group.current_size()
         size = group.resized(new_size(current))
         try:
             with transaction.atomic():
@@ -201,7 +255,7 @@ def scaling_group_resize(*, stack_id, group_physical_id, new_size, context):
                          attributes_data={**row.attributes_data, "current_size": size})
                 if claimed:
                     nested_update(group.physical_id, template=group.member_template(),
-                                  parameters={}, files={})
+                                  parameters={}, files={}, scaling=True)
                     return (row.name, current, size), None
         except ConcurrentTransaction:
             continue  # the members' stack moved on while we claimed (claim rolled back): again

@@ -7,6 +7,7 @@ nested stacks whose parameters a parent's update changes all call
 from heatweb.exceptions import ImmutableParameterModified
 from stacks.definitions import definition_cache, update_definition
 from stacks.models import Resource, Stack
+from stacks.hot.environment import child_environment
 from stacks.hot.functions import contains_unresolved
 
 
@@ -52,7 +53,9 @@ def _check_children(stack, new_definition):
         plugin = cls(name=name, properties=cls.validate_properties(raw or {}, resource_name=name),
                      context=None, data=dict(res.plugin_data or {}))
         child_definition, _, _ = update_definition(
-            child, template=plugin._template(), environment=None,
+            child, template=plugin._template(),
+            environment=child_environment(new_definition.environment, resource_name=name,
+                                          template_file=cls.template_file),
             parameters=plugin._parameters(), files=new_definition.template.files, patch=False,
             clear_parameters=())
         check_immutable_parameters(child, child_definition)

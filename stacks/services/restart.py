@@ -20,7 +20,7 @@ from stacks.models import states as st
 from stacks.definitions import build_definition
 from stacks.services.lifecycle import _converge, _live_resources
 
-RESTARTABLE = ("CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK")
+RESTARTABLE = ("CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "RESTORE", "ADOPT")
 
 
 def stack_traversal_restart(stack_id, *, reason):
@@ -32,7 +32,7 @@ def stack_traversal_restart(stack_id, *, reason):
             return False
         cas = dict(expected_state=stack.state, expected_traversal=stack.current_traversal)
         existing = _live_resources(stack)
-        if stack.action in ("CREATE", "UPDATE"):
+        if stack.action in ("CREATE", "UPDATE", "RESTORE", "ADOPT"):
             raw = stack.raw_template
             definition = build_definition(
                 raw.template, environment=raw.environment, files=raw.files,

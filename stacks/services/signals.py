@@ -3,12 +3,14 @@
 Every signal goes through the door (``stacks.services.actions.stack_action``
 with ``"signal"``): a signal to a stack a lock holds over is ignored
 without an error, because alarm services retry on errors; an event records
-it. Otherwise ``resource_signal`` has the resource's plugin handle it
+it. Otherwise ``resource_signal`` clears a hook (``{"unset_hook": ...}``) or has
+the resource's plugin handle it
 (``handle_signal``), saves what it keeps on the resource row and wakes the
 waiting resources the plugin names (``signal_wakes``: a wait condition).
 """
 from django.db import transaction
 
+from convergence.breakpoints import hook_clear
 from convergence.waiting import wait_poke
 from heatweb.exceptions import BadRequest, EntityNotFound
 from stacks.models import Resource
@@ -27,9 +29,23 @@ def check_signal_supported(stack, res, plugin=None):
     return plugin
 
 
+def unset_hook_of(details):
+    """The hook a signal ``{"unset_hook": hook}`` clears, or None for any other signal."""
+    if isinstance(details, dict) and "unset_hook" in details:
+        return details["unset_hook"]
+    return None
+
+
 def resource_signal(stack, res, details):
     """Deliver a signal to a stack no lock holds (the door, ``stack_action``, asked);
-    returns what the plugin answered (None when ignored)."""
+    returns what the plugin answered (None when ignored).
+
+    ``{"unset_hook": hook}`` clears a hook (breakpoint) the resource is paused
+    on, whatever its type, also during a delete (``convergence.breakpoints``).
+    """
+    if unset_hook_of(details) is not None:
+        hook_clear(stack, res, details["unset_hook"])
+        return None
     plugin = check_signal_supported(stack, res)
     if stack.action == "DELETE" and stack.status == st.IN_PROGRESS and \
             not getattr(plugin, "signal_while_deleting", False):

@@ -11,10 +11,18 @@ import pytest
 import requests
 
 CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"
+# Screenshots go under pytest's temporary directory (--basetemp), never into the checkout.
+SCREENSHOTS = None
 VIEWPORT = {"width": 1000, "height": 700}
 PASSWORD = "correct horse battery"
 TIMEOUT_MS = 15_000
+
+
+@pytest.fixture(scope="session", autouse=True)
+def screenshot_dir(tmp_path_factory):
+    global SCREENSHOTS
+    SCREENSHOTS = tmp_path_factory.mktemp("screenshots", numbered=False)
+    return SCREENSHOTS
 
 
 @pytest.fixture(scope="session")
@@ -89,9 +97,11 @@ def sign_in(page, username):
     page.wait_for_url("**/")
 
 
-def screenshot(page, name):
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+def screenshot(page, name, *, full_page=False):
+    """A PNG of the page in the session's screenshot directory; returns its path."""
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
 
 
 def assert_accessible(page, what):

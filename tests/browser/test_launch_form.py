@@ -109,6 +109,14 @@ def test_launch_with_a_select_a_number_and_a_boolean(page, live_service, unique)
     assert stack["disable_rollback"] is False, stack
     assert {k: stack["parameters"][k] for k in ("flavor", "count", "debug", "region")} == \
         {"flavor": "m1.tiny", "count": "3", "debug": "True", "region": "east"}, stack
+    # The Template tab shows the template as it was typed (not re-dumped); the API's
+    # template-show still answers the parsed template.
+    page.goto(f"/stacks/{stack['id']}/template")
+    assert page.locator("pre[aria-label=Template]").text_content().strip() == TEMPLATE.strip()
+    parsed = session.get(f"{info['endpoint']}/stacks/{name}/{stack['id']}/template").json()
+    assert parsed["resources"]["box"]["properties"]["value"] == {
+        "list_join": ["-", [{"get_param": "flavor"}, {"get_param": "region"}]]}
+    assert parsed["heat_template_version"] == "2016-10-14", parsed
     session.delete(f"{info['endpoint']}/stacks/{name}/{stack['id']}")
 
 

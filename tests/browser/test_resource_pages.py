@@ -6,6 +6,7 @@ stack at level ``all`` and see the server locked and the images protected
 (and which one already was), change the level with the reason kept, unlock
 and read what each event says was locked and restored.
 """
+import json
 import re
 
 import pytest
@@ -99,12 +100,24 @@ def test_resource_page_from_the_topology_and_physical_locks(page, live_service, 
     expect(physical).to_contain_text(re.compile(r"Locked\s*yes"))
     expect(physical).to_contain_text("DB maintenance")
     expect(physical).to_contain_text("holds it (it was not locked before)")
-    expect(page.locator("#attributes")).to_contain_text("'locked': True")
+    # Values are JSON (pretty-printed, as the API answers them), not Python reprs.
+    expect(page.locator("#attributes")).to_contain_text('"locked": true')
+    expect(page.locator("#attributes")).not_to_contain_text("True")
+    expect(page.locator("#properties")).to_contain_text('"m1.small"')
     expect(page.locator("#resource-events")).to_contain_text(re.compile(
         r"Server \S+ locked \(\"heatweb stack .* locked: DB maintenance\"\)"))
     screenshot(page, "resource-page")
     shown = api.get(f"{stack_url}/resources/server").json()["resource"]
     assert shown["attributes"]["show"]["locked"] is True, shown["attributes"]
+    show_cell = page.locator("#attributes tr", has=page.locator("th", has_text=re.compile(
+        "^show$"))).locator("pre.json")
+    assert json.loads(show_cell.text_content()) == shown["attributes"]["show"]
+    assert json.loads(page.locator("#properties-json").text_content())["flavor"] == "m1.small"
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    copy = page.locator("button[data-copy=properties-json]")
+    copy.click()
+    expect(copy).to_have_text("Copied")
+    assert json.loads(page.evaluate("navigator.clipboard.readText()"))["flavor"] == "m1.small"
     kept = api.get(f"{stack_url}/resources/kept").json()["resource"]
     assert kept["attributes"]["show"]["protected"] is True, kept["attributes"]
 
@@ -198,4 +211,7 @@ def test_a_policys_signed_alarm_url_is_shown_to_its_owner_and_masked_for_a_reade
     expect(page.locator("#masked-alarm_url")).to_have_text(MASKED)
     expect(page.locator("#masked-signal_url")).to_have_text(MASKED)
     expect(page.locator("main")).not_to_contain_text("/webhooks/signal/")
+    # nor in the HTML at all (the JSON that "Copy JSON" copies keeps them masked)
+    assert "/webhooks/signal/" not in page.content()
+    assert json.loads(page.locator("#attributes-json").text_content())["alarm_url"] == "••••"
     assert_accessible(page, "resource page of a scaling policy, as a reader")

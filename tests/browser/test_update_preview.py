@@ -99,3 +99,31 @@ def test_update_with_a_new_template_after_a_preview(page, live_service, unique):
     added = session.get(stack_url + "/resources/added").json()["resource"]
     assert added["attributes"]["output"] == "hello", added
     session.delete(stack_url)
+
+
+def test_an_update_that_converges_with_the_cloud(page, live_service, unique):
+    """A network renamed behind the stack's back: the page's update with "Converge with
+    the cloud" names it as the template says again (a plain update would not)."""
+    from tests.live.test_lock import cloud
+
+    user, name = f"cnv-{unique}", f"cv-{unique}"
+    info = make_user(live_service, user, f"proj-{unique}")
+    session, stack_id, stack_url = api_stack_create(info, name, {
+        "heat_template_version": "2018-08-31",
+        "resources": {"net": {"type": "OS::Neutron::Net", "properties": {"name": "backend"}}}})
+    wait_for(session, stack_url, "CREATE_COMPLETE")
+    net_id = session.get(stack_url + "/resources/net").json()["resource"][
+        "physical_resource_id"]
+    cloud(live_service, f'c.object_update("network", "{net_id}", name="renamed")\n'
+                        f'print(json.dumps({{}}))')
+
+    sign_in(page, user)
+    page.goto(f"/stacks/{stack_id}/update")
+    page.get_by_label("Converge with the cloud").check()
+    page.locator("#update").click()
+    expect(page.locator(".msg-success")).to_have_text(f"Update of stack {name} started.")
+    expect(page.locator("#stack-live .summary .status")).to_have_text(
+        "UPDATE_COMPLETE", timeout=CONVERGE_MS)
+    named = cloud(live_service, f'print(json.dumps(c.object_get("network", "{net_id}")["name"]))')
+    assert named == "backend"
+    session.delete(stack_url)

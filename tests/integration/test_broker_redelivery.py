@@ -5,6 +5,7 @@ one takes a message without acknowledging it and kills itself with
 SIGKILL; after the visibility timeout, ``broker_restore_unacked`` (what the
 engines' sweep calls) puts it back, and an acknowledged one leaves nothing.
 """
+import json
 import os
 import signal
 import subprocess
@@ -78,3 +79,25 @@ def test_a_message_taken_by_a_killed_process_is_handed_back(broker):
     broker(SETUP + "from heatweb.broker import broker_restore_unacked\n"
                    "broker_restore_unacked(app)")
     assert broker.queued() == 0
+
+
+LIST = SETUP + """import json
+from heatweb.broker import broker_queued_tasks
+print(json.dumps(sorted(broker_queued_tasks(app))))
+"""
+
+
+def test_the_queued_tasks_listed_for_the_sweep_include_those_taken_and_not_acknowledged(broker):
+    sent = broker(SETUP + "app.send_task('convergence.traversal_finish', args=['s', 't1'])\n"
+                          "app.send_task('convergence.converge_nodes', args=['s', 't2', []])")
+    assert sent.returncode == 0, sent.stderr
+    listed = broker(LIST)
+    assert listed.returncode == 0, listed.stderr
+    expected = [["convergence.converge_nodes", ["s", "t2", []]],
+                ["convergence.traversal_finish", ["s", "t1"]]]
+    assert json.loads(listed.stdout) == expected
+
+    taker = broker(TAKE)  # takes one and dies holding it
+    assert (taker.returncode, taker.stdout.strip()) == (-signal.SIGKILL, "taken")
+    assert broker.queued() == 1
+    assert json.loads(broker(LIST).stdout) == expected

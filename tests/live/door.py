@@ -1,14 +1,18 @@
 """Ways into the live service other than the API: a signed-in browser session (pages,
-Django admin), the ``heat`` command, and the service's own shell (database, cloud)."""
+Django admin), the ``openstack`` command, and the service's own shell (database, cloud)."""
+import hashlib
 import html
 import json
 import re
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
 import requests
+
+from heatweb.clouds import write_clouds_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "door matrix password"
@@ -63,11 +67,18 @@ class Browser:
             "action": action, "_selected_action": [str(stack_id)], "index": "0"}))
 
 
-def heat_command(info, *args):
-    """heatweb's ``heat`` command, as a user runs it."""
-    env = {"OS_AUTH_TOKEN": info["token"], "HEAT_URL": info["endpoint"], "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-m", "heatweb.cli", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+def openstack_command(info, *args, timeout=120):
+    """``openstack --os-cloud heatweb ...`` (python-openstackclient, heatclient's plugin and
+    heatweb-osc), as a user runs it with the clouds.yaml heatweb writes for ``info``'s token."""
+    key = hashlib.sha256(f"{info['endpoint']} {info['token']}".encode()).hexdigest()[:16]
+    config = Path(tempfile.gettempdir()) / f"heatweb-clouds-{key}.yaml"
+    if not config.exists():
+        write_clouds_yaml(config, endpoint=info["endpoint"], token=info["token"])
+    env = {"OS_CLIENT_CONFIG_FILE": str(config), "PATH": "/usr/bin:/bin",
+           "HOME": tempfile.gettempdir()}
+    return subprocess.run([str(Path(sys.executable).parent / "openstack"),
+                           "--os-cloud", "heatweb", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def unique(prefix):

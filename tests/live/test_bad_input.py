@@ -73,7 +73,7 @@ CASES = {
     "unknown_type": (with_resources({"x": {"type": "OS::Nope::Thing"}}), {}, 400,
                      "ResourceTypeNotFound", ("OS::Nope::Thing",)),
     "missing_required_property": (with_resources({"s": {"type": "OS::Nova::Server"}}), {},
-                                  400, "StackValidationFailed", ("Property image not assigned",)),
+                                  400, "StackValidationFailed", ("Property flavor not assigned",)),
     "constraint": (GOOD, {"parameters": {"flavor": "m1.huge"}}, 400,
                    "StackValidationFailed", ("flavor", "Must be tiny or small")),
     "wrong_parameter_type": (GOOD, {"parameters": {"count": "many"}}, 400,
@@ -87,9 +87,10 @@ CASES = {
     "cycle": (with_resources({"a": {"type": "OS::Heat::None", "depends_on": "b"},
                               "b": {"type": "OS::Heat::None", "depends_on": "a"}}), {}, 400,
               "CircularDependencyException", ()),
-    "unknown_function": (with_resources({"v": {"type": "OS::Heat::Value", "properties": {
-        "value": {"Fn::GetAZs": ""}}}}), {}, 400, ("InvalidTemplate", "StackValidationFailed"),
-        ("Fn::GetAZs",)),
+    # A function the version removed, as Heat answers it (an unknown one-key map is data).
+    "removed_function": (with_resources({"v": {"type": "OS::Heat::Value", "properties": {
+        "value": {"Fn::GetAZs": ""}}}}), {}, 400, "InvalidTemplateVersion",
+        ("The function Fn::GetAZs is not supported in this version of HOT",)),
 }
 
 

@@ -14,7 +14,7 @@ import pytest
 from heatclient import exc
 
 from tests.conftest import LiveService
-from tests.live.door import heat_command
+from tests.live.door import openstack_command
 
 pytestmark = pytest.mark.live
 
@@ -219,7 +219,7 @@ def test_history_records_refusals_and_pages(hc, info):
     assert [r["id"] for r in history(hc, ident, sort_dir="asc")] == \
         [r["id"] for r in reversed(records)]
     refused(lambda: history(hc, ident, marker="nope"), 400, "Marker")
-    shown = heat_command(info, "lock-history", ident.split("/")[0])
+    shown = openstack_command(info, "stack", "lock", "history", ident.split("/")[0])
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.count("refusal") == 2 and "audit" in shown.stdout
 
@@ -238,23 +238,24 @@ def test_locked_now_lists_the_project_and_only_admins_see_every_project(hc, serv
                          role="admin")
     everywhere = admin.http_client.get("/locks?all_projects=true").json()["locked_stacks"]
     assert ident.split("/")[1] in {s["id"] for s in everywhere}
-    listed = heat_command(info, "lock-list")
+    listed = openstack_command(info, "stack", "lock", "list")
     assert listed.returncode == 0 and ident.split("/")[0] in listed.stdout, listed.stderr
     action(hc, ident, {"unlock": None})
     wait(hc, ident, "UNLOCK_COMPLETE")
 
 
-def test_heat_command_locks_for_a_while(hc, info):
+def test_openstack_command_locks_for_a_while(hc, info):
     ident = create(hc, {"heat_template_version": "2016-10-14",
                         "resources": {"n": {"type": "OS::Heat::None"}}})
     name = ident.split("/")[0]
-    done = heat_command(info, "action-lock", name, "--level", "stacks", "--expires-in", "3s",
-                        "--reason", "cli window")
+    done = openstack_command(info, "stack", "lock", name, "--level", "stacks", "--expires-in",
+                             "3s", "--reason", "cli window")
     assert done.returncode == 0, done.stderr
     assert wait(hc, ident, "LOCK_COMPLETE")["lock_expires_at"]
     wait(hc, ident, "UNLOCK_COMPLETE", timeout=30)
-    bad = heat_command(info, "action-lock", name, "--expires-in", "soon")
+    bad = openstack_command(info, "stack", "lock", name, "--expires-in", "soon")
     assert bad.returncode == 1 and "Invalid lock duration" in bad.stderr
+    assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
 # Lock preview ---------------------------------------------------------------------------------
@@ -281,9 +282,9 @@ def test_preview_lists_exactly_what_a_level_all_lock_then_locks(hc, service, inf
     stacks_only = hc.http_client.get(f"/stacks/{ident}/locks/preview?level=stacks").json()
     assert stacks_only["preview"]["objects"] == [] and len(stacks_only["preview"]["stacks"]) == 2
     refused(lambda: hc.http_client.get(f"/stacks/{ident}/locks/preview?level=x"), 400, "level")
-    dry = heat_command(info, "action-lock", name, "--dry-run")
+    dry = openstack_command(info, "stack", "lock", name, "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert "Nothing was locked" in dry.stdout and "inner_image" in dry.stdout
+    assert "Nothing was locked" in dry.stderr and "inner_image" in dry.stdout
     assert show(hc, ident)["stack_status"] == "CREATE_COMPLETE"
 
     action(hc, ident, {"lock": {"level": "all"}})
@@ -339,8 +340,34 @@ def test_verify_on_demand_through_the_api_and_the_command(hc, service, info):
     assert [(f["resource_name"], f["object"], f["healed"]) for f in found] == \
         [("server", f"server {server}", True)]
     assert protection(service, server, image) == [True, True]
-    done = heat_command(info, "lock-verify", ident.split("/")[0])
+    done = openstack_command(info, "stack", "lock", "verify", ident.split("/")[0])
     assert done.returncode == 0, done.stderr
+
+
+def test_lock_healing_reports_drift_found_while_locked(hc, service):
+    """Metadata changed behind a locked stack's back is reported by the engines' periodic
+    check: a drift report and one line in the lock history (not one per sweep)."""
+    ident = create(hc)
+    server, _ = physical(hc, ident)
+    action(hc, ident, {"lock": {"level": "all"}})
+    wait(hc, ident, "LOCK_COMPLETE")
+    cloud(service, f"c.server_update('{server}', metadata={{'role': 'changed'}})\n"
+                   "print('{}')")
+    deadline = time.monotonic() + 30
+    found = []
+    while time.monotonic() < deadline and not found:
+        found = [r["detail"] for r in history(hc, ident) if r["kind"] == "heal"
+                 and (r["detail"] or "").startswith("Drift found while locked")]
+        time.sleep(0.5)
+    assert found == ["Drift found while locked: server MODIFIED (metadata)"]
+    report = hc.http_client.get(f"/stacks/{ident}/drift").json()["drift"]
+    assert report["stack_drift_status"] == "DRIFTED" and report["user"] == "the engine"
+    time.sleep(4)  # more sweeps: the same drift is not recorded again
+    assert len([r for r in history(hc, ident)
+                if (r["detail"] or "").startswith("Drift found")]) == 1
+    assert show(hc, ident)["stack_status"] == "LOCK_COMPLETE"
+    action(hc, ident, {"unlock": None})
+    wait(hc, ident, "UNLOCK_COMPLETE")
 
 
 # Fleet locks ----------------------------------------------------------------------------------
@@ -380,13 +407,14 @@ def test_a_fleet_lock_of_five_stacks_where_one_is_in_progress_locks_four(hc, inf
     assert [(r["asked"], r["outcome"], r["status"]) for r in named] == \
         [(idents[0].split("/")[0], "started", 200), ("no-such-stack", "refused", 404)]
     wait(hc, idents[0], "UNLOCK_COMPLETE")
-    done = heat_command(info, "fleet-unlock", "--tag", tag)
+    done = openstack_command(info, "stack", "fleet", "unlock", "--tag", tag)
     assert done.returncode == 1, done.stderr  # the busy stack (and the unlocked one) refused
     assert done.stdout.count("started") == 3 and "in progress" in done.stdout, done.stdout
     for ident in idents[1:]:
         wait(hc, ident, "UNLOCK_COMPLETE")
-    relocked = heat_command(info, "fleet-lock", "--name", "f*", "--tag", tag, "--level",
-                            "stacks", "--expires-in", "1h", *[i.split("/")[0] for i in idents])
+    relocked = openstack_command(info, "stack", "fleet", "lock", "--name", "f*", "--tag", tag,
+                                 "--level", "stacks", "--expires-in", "1h",
+                                 *[i.split("/")[0] for i in idents])
     assert relocked.stdout.count("started") == 4, relocked.stdout + relocked.stderr
     refused(lambda: hc.http_client.post("/fleet/actions", data={"lock": None}), 400,
             "Name the stacks")
@@ -464,8 +492,8 @@ def test_a_window_over_an_update_waits_and_then_locks(hc):
 def test_windows_are_changed_cancelled_and_refused_when_bad(hc, info):
     ident = create(hc, NONE)
     name = ident.split("/")[0]
-    made = heat_command(info, "lock-window-create", name, "--start", _at(3600), "--end",
-                        _at(7200), "--reason", "cli window")
+    made = openstack_command(info, "stack", "lock", "window", "create", name, "--start",
+                             _at(3600), "--end", _at(7200), "--reason", "cli window")
     assert made.returncode == 0, made.stderr
     window = windows(hc, ident)[0]
     assert (window["state"], window["reason"]) == ("scheduled", "cli window")
@@ -481,9 +509,9 @@ def test_windows_are_changed_cancelled_and_refused_when_bad(hc, info):
                            ({"starts_at": _at(10), "ends_at": _at(20), "at": 1}, "Unknown")]:
         refused(lambda: hc.http_client.post(f"/stacks/{ident}/lock_windows", data=body), 400,
                 fragment)
-    listed = heat_command(info, "lock-window-list", name)
+    listed = openstack_command(info, "stack", "lock", "window", "list", name)
     assert listed.returncode == 0 and "scheduled" in listed.stdout, listed.stderr
-    gone = heat_command(info, "lock-window-cancel", name, str(window["id"]))
+    gone = openstack_command(info, "stack", "lock", "window", "cancel", name, str(window["id"]))
     assert gone.returncode == 0 and "cancelled" in gone.stdout, gone.stderr
     refused(lambda: hc.http_client.patch(f"/stacks/{ident}/lock_windows/{window['id']}",
                                          data={"reason": "x"}), 409, "cancelled")

@@ -54,7 +54,7 @@ def test_validate_through_heatclient(hc):
     assert result["Description"] == "validated through python-heatclient"
     size = result["Parameters"]["size"]
     assert size == {"Type": "Number", "Description": "how many", "Label": "Size",
-                    "NoEcho": "false", "Immutable": False, "Default": 3, "MinValue": 1,
+                    "NoEcho": "false", "Default": 3, "MinValue": 1,
                     "MaxValue": 10, "ConstraintDescription": "between 1 and 10"}
     assert result["Parameters"]["password"]["NoEcho"] == "true"
     assert result["ParameterGroups"] == [{"label": "sizing", "parameters": ["size"]}]
@@ -70,12 +70,19 @@ def test_template_versions_resource_types_build_info(hc):
     assert versions["heat_template_version.2016-10-14"].aliases == ["heat_template_version.newton"]
     functions = {f.functions for f in hc.template_versions.get("heat_template_version.2016-10-14")}
     assert {"get_param", "get_attr", "str_replace", "if"} <= functions
+    # As Heat's table: condition functions only when asked for, removed ones never.
+    assert not {"equals", "contains", "Fn::Join"} & functions
+    with_conditions = {f.functions for f in hc.template_versions.get(
+        "heat_template_version.2016-10-14", with_condition_func=True)}
+    assert with_conditions - functions == {"equals", "not", "and", "or"}
+    assert {"list_join", "Ref", "Fn::Join"} <= {
+        f.functions for f in hc.template_versions.get("heat_template_version.2013-05-23")}
     types = {t.resource_type for t in hc.resource_types.list()}
     assert {"OS::Heat::None", "OS::Heat::Value", "OS::Heat::RandomString",
             "OS::Heat::TestResource", "OS::Heat::Stack", "OS::Nova::Server",
             "OS::Glance::Image"} <= types
     server = hc.resource_types.get("OS::Nova::Server")
-    assert server["properties"]["image"]["required"] is True
+    assert server["properties"]["flavor"]["required"] is True  # image: not with a boot volume
     assert server["properties"]["flavor"]["update_allowed"] is True
     assert "first_address" in server["attributes"]
     assert hc.build_info.build_info()["api"]["revision"]

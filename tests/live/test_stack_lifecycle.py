@@ -182,7 +182,7 @@ def test_a_server_on_a_port_is_replaced_onto_the_same_port(hc):
     on it (without that, the cloud refuses the new server: the port is still in use)."""
     def template(image):
         return {"heat_template_version": "2016-10-14", "resources": {
-            "net": {"type": "OS::Neutron::Net"},
+            "net": {"type": "OS::Neutron::Net", "properties": {"name": "onto-port"}},
             "subnet": {"type": "OS::Neutron::Subnet", "properties": {
                 "network": {"get_resource": "net"}, "cidr": "10.9.0.0/24"}},
             "port": {"type": "OS::Neutron::Port", "depends_on": "subnet",
@@ -191,13 +191,17 @@ def test_a_server_on_a_port_is_replaced_onto_the_same_port(hc):
                 "image": image, "flavor": "m1.tiny",
                 "networks": [{"port": {"get_resource": "port"}}]}}},
             "outputs": {"address": {"value": {"get_attr": ["web", "first_address"]}},
-                        "port": {"value": {"get_attr": ["port", "fixed_ips", 0, "ip_address"]}}}}
+                        "port": {"value": {"get_attr": ["port", "fixed_ips", 0, "ip_address"]}},
+                        "port_id": {"value": {"get_attr": ["web", "addresses", "onto-port", 0,
+                                                           "port"]}}}}
 
     _, sid = create(hc, template("cirros"))
     stack = wait_stack(hc, sid, "CREATE_COMPLETE")
     before = {r.resource_name: r.physical_resource_id for r in hc.resources.list(sid)}
     outputs = {o["output_key"]: o["output_value"] for o in stack.outputs}
     assert outputs["address"] == outputs["port"]
+    # Each of the server's addresses names its port, as Heat's ``addresses``.
+    assert outputs["port_id"] == before["port"]
 
     hc.stacks.update(sid, template=template("fedora"))  # a new image: a new server
     stack = wait_stack(hc, sid, "UPDATE_COMPLETE")
@@ -392,3 +396,38 @@ def test_update_while_create_is_in_progress_applies_the_newest_template(hc):
                                                                "UPDATE_COMPLETE"}
     events = [(e.resource_name, e.resource_status) for e in hc.events.list(sid)]
     assert ("slow", "CREATE_COMPLETE") in events
+
+
+def test_a_servers_networks_update_in_place_keeping_the_ports_still_wanted(hc):
+    """As Heat: an entry that pins what the server has (its address, its subnet, its port)
+    keeps the port; another subnet gets a new port there; the server stays."""
+    def template(networks):
+        return {"heat_template_version": "2016-10-14", "resources": {
+            "net": {"type": "OS::Neutron::Net", "properties": {"name": "in-place"}},
+            "subnet_a": {"type": "OS::Neutron::Subnet", "properties": {
+                "network": {"get_resource": "net"}, "cidr": "10.21.0.0/24"}},
+            "subnet_b": {"type": "OS::Neutron::Subnet", "properties": {
+                "network": {"get_resource": "net"}, "cidr": "10.22.0.0/24"}},
+            "web": {"type": "OS::Nova::Server", "properties": {
+                "image": "cirros", "flavor": "m1.tiny", "networks": networks}}},
+            "outputs": {"port": {"value": {"get_attr": ["web", "addresses", "in-place", 0,
+                                                        "port"]}},
+                        "addr": {"value": {"get_attr": ["web", "addresses", "in-place", 0,
+                                                        "addr"]}}}}
+
+    def state(stack):
+        servers = {r.resource_name: r.physical_resource_id for r in hc.resources.list(sid)}
+        return servers["web"], {o["output_key"]: o["output_value"] for o in stack.outputs}
+
+    net = {"network": {"get_resource": "net"}}
+    _, sid = create(hc, template([{"subnet": {"get_resource": "subnet_a"}}]))
+    server, first = state(wait_stack(hc, sid, "CREATE_COMPLETE"))
+    assert first["addr"].startswith("10.21.0.") and first["port"]
+    for networks in ([net], [{**net, "fixed_ip": first["addr"]}], [{"port": first["port"]}]):
+        hc.stacks.update(sid, template=template(networks))
+        assert state(wait_stack(hc, sid, "UPDATE_COMPLETE")) == (server, first), networks
+
+    hc.stacks.update(sid, template=template([{"subnet": {"get_resource": "subnet_b"}}]))
+    after, outputs = state(wait_stack(hc, sid, "UPDATE_COMPLETE"))
+    assert after == server and outputs["port"] != first["port"]
+    assert outputs["addr"].startswith("10.22.0.")

@@ -149,7 +149,7 @@ def keystone_service(config, tmp_path_factory):
 
 
 def run_cli(args, env, *, timeout=180):
-    """``openstack`` or heatweb's ``heat`` from the venv; a CompletedProcess."""
+    """``openstack`` from the venv; a CompletedProcess."""
     return subprocess.run([str(BIN / args[0]), *args[1:]], env=env, cwd=ROOT, timeout=timeout,
                           capture_output=True, text=True)
 

@@ -6,7 +6,7 @@ import openstack
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import browser, screenshot  # noqa: F401 - the browser fixture
+from tests.browser.conftest import browser, screenshot, screenshot_dir  # noqa: F401 - fixtures
 from tests.openstack.keystone_support import Cloud, Heat, keystone_service
 
 pytestmark = [pytest.mark.openstack, pytest.mark.browser]

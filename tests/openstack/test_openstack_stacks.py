@@ -2,6 +2,7 @@
 import uuid
 
 import pytest
+from heatclient import exc as heat_exc
 from openstack import exceptions as os_exceptions
 
 from tests.openstack.conftest import wait_for, wait_stack
@@ -29,13 +30,18 @@ def template(tag, *, server_props=None, metadata=None, other_user_data=""):
                 "name": f"{tag}-image", "data": "not really a disk\n", "disk_format": "raw",
                 "container_format": "bare"}},
             "web": {"type": "OS::Nova::Server", "properties": server},
+            "sg": {"type": "OS::Neutron::SecurityGroup", "properties": {"name": f"{tag}-sg"}},
             "other": {"type": "OS::Nova::Server", "depends_on": ["subnet"], "properties": {
                 "image": {"get_resource": "image"}, "flavor": "m1.tiny", "name": f"{tag}-other",
                 "networks": [{"network": {"get_resource": "net"}}],
-                "user_data": other_user_data}},
+                "security_groups": [{"get_resource": "sg"}], "user_data": other_user_data}},
         },
         "outputs": {"address": {"value": {"get_attr": ["web", "first_address"]}},
-                    "port_ip": {"value": {"get_attr": ["port", "fixed_ips", 0, "ip_address"]}}},
+                    "port_ip": {"value": {"get_attr": ["port", "fixed_ips", 0, "ip_address"]}},
+                    "web_port": {"value": {"get_attr": ["web", "addresses", f"{tag}-net", 0,
+                                                        "port"]}},
+                    "other_port": {"value": {"get_attr": ["other", "addresses", f"{tag}-net",
+                                                          0, "port"]}}},
     }
 
 
@@ -65,7 +71,13 @@ def test_a_stack_of_network_port_image_and_servers_lives_in_the_cloud(member, cl
         "default", ignore_missing=False).id]
     assert cloud.image.get_image(ids["image"]).name == f"{tag}-image"
     address = port.fixed_ips[0]["ip_address"]
-    assert outputs(heat, stack_id) == {"address": address, "port_ip": address}
+    # Each address carries its port, as Heat shows them; the port Nova made for the
+    # other server has the server's security groups.
+    other_port = outputs(heat, stack_id).pop("other_port")
+    assert outputs(heat, stack_id) == {"address": address, "port_ip": address,
+                                       "web_port": ids["port"], "other_port": other_port}
+    assert cloud.network.get_port(other_port).device_id == ids["other"]
+    assert cloud.network.get_port(other_port).security_group_ids == [ids["sg"]]
     assert server.addresses[f"{tag}-net"][0]["addr"] == address
 
     # Update in place: the server's name and metadata change, the server stays.
@@ -175,3 +187,56 @@ def test_check_reports_an_object_deleted_behind_heatwebs_back(member, cloud):
     assert f"The network {ids['net']} could not be found" in stack.stack_status_reason
     heat.stacks.delete(stack_id)
     wait_stack(heat, stack_id, "DELETE_COMPLETE")
+
+
+OPTIONS_TEMPLATE = """
+heat_template_version: 2018-08-31
+parameters:
+  network:
+    type: string
+    constraints: [{custom_constraint: neutron.network}]
+  flavor:
+    type: string
+    default: m1.tiny
+    constraints: [{custom_constraint: nova.flavor}]
+  image:
+    type: string
+    default: heatweb-tiny
+    constraints: [{custom_constraint: glance.image}]
+  tags: {type: comma_delimited_list, default: "web,blue"}
+resources:
+  server:
+    type: OS::Nova::Server
+    properties:
+      image: {get_param: image}
+      flavor: {get_param: flavor}
+      admin_pass: Pass-word-1
+      config_drive: true
+      tags: {get_param: tags}
+      networks: [{network: {get_param: network}}]
+"""
+
+
+def test_server_options_and_custom_constraints_reach_nova(member, cloud):
+    heat, tag = member.heat, f"os{uuid.uuid4().hex[:6]}"
+    net = cloud.network.create_network(name=f"{tag}-net")
+    cloud.network.create_subnet(network_id=net.id, cidr="10.43.0.0/24", ip_version=4)
+    try:
+        for bad in ({"network": f"{tag}-nowhere"}, {"network": net.id, "flavor": "m9.none"},
+                    {"network": net.id, "image": f"{tag}-no-image"}):
+            with pytest.raises(heat_exc.HTTPBadRequest) as caught:
+                heat.stacks.validate(template=OPTIONS_TEMPLATE, parameters=bad)
+            assert "Error validating value" in caught.value.error["error"]["message"]
+        stack_id = heat.stacks.create(stack_name=tag, template=OPTIONS_TEMPLATE,
+                                      parameters={"network": f"{tag}-net"})["stack"]["id"]
+        wait_stack(heat, stack_id, "CREATE_COMPLETE")
+        server = cloud.compute.get_server(physical(heat, stack_id)["server"])
+        assert sorted(server.tags) == ["blue", "web"] and server.has_config_drive
+        heat.stacks.update(stack_id, existing=True, parameters={"tags": "web,green"})
+        wait_stack(heat, stack_id, "UPDATE_COMPLETE")
+        assert sorted(cloud.compute.get_server(server.id).tags) == ["green", "web"]
+        heat.stacks.delete(stack_id)
+        wait_stack(heat, stack_id, "DELETE_COMPLETE")
+    finally:
+        wait_for(lambda: not list(cloud.network.ports(network_id=net.id)), "ports gone")
+        cloud.network.delete_network(net.id)

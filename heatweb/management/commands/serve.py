@@ -1,13 +1,15 @@
 """``manage.py serve``: web server and worker in one command (Ctrl-C stops both)."""
 import os
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from heatweb.launcher import WEB_THREADS, WEB_WORKERS, serve
+from heatweb.public_url import bind_public_url, record_public_url
 
 
 class Command(BaseCommand):
-    help = ("Run gunicorn (heatweb.wsgi) and a Celery worker together, with the same "
+    help = ("Run the web server (heatweb.web) and a Celery worker together, with the same "
             "environment; Ctrl-C stops both. --no-worker / --worker-only split them for the "
             "distributed mode.")
 
@@ -15,10 +17,10 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8004)),
                             help="port on 127.0.0.1 (default 8004; HEATWEB_BIND overrides)")
         parser.add_argument("--bind", default=os.environ.get("HEATWEB_BIND"),
-                            help="gunicorn bind address, e.g. 0.0.0.0:8004")
+                            help="web server bind address, e.g. 0.0.0.0:8004")
         parser.add_argument("--workers", "--web-workers", dest="web_workers", type=int,
                             default=WEB_WORKERS,
-                            help=f"gunicorn worker processes ({WEB_THREADS} threads each)")
+                            help=f"web server worker processes ({WEB_THREADS} threads each)")
         parser.add_argument("--concurrency", type=int,
                             default=int(os.environ.get("HEATWEB_CONCURRENCY", 2)),
                             help="pool processes of the Celery worker (each one is an engine)")
@@ -31,6 +33,11 @@ class Command(BaseCommand):
         if opts["web_workers"] < 1 or opts["concurrency"] < 1:
             raise CommandError("--workers and --concurrency must be at least 1")
         bind = opts["bind"] or f"127.0.0.1:{opts['port']}"
+        # The children (and issue_token or bootstrap run later in another shell) use the
+        # URL this server is reached at, not the default port's.
+        url = os.environ.get("HEATWEB_PUBLIC_URL") or bind_public_url(bind)
+        os.environ["HEATWEB_PUBLIC_URL"] = settings.HEATWEB["PUBLIC_URL"] = url
+        record_public_url(settings.DATA_DIR, url)
         raise SystemExit(serve(bind=bind, web_workers=opts["web_workers"],
                                concurrency=opts["concurrency"], web=not opts["worker_only"],
                                worker=not opts["no_worker"], log_level=opts["log_level"]))

@@ -35,7 +35,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from heatweb.launcher import WEB_THREADS, WEB_WORKERS, gunicorn_command
+from heatweb.launcher import WEB_THREADS, WEB_WORKERS, web_command
 from heatweb.models import Membership, Project, Role
 from heatweb.tokens import token_issue
 from stacks.models import Event, RawTemplate, Resource, Stack
@@ -155,7 +155,7 @@ class Gunicorn:
     def __enter__(self):
         env = {**os.environ, "HEATWEB_DATA_DIR": str(settings.DATA_DIR),
                "HEATWEB_LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "heatweb.settings"}
-        command = gunicorn_command(bind=f"127.0.0.1:{self.port}", web_workers=WEB_WORKERS)
+        command = web_command(bind=f"127.0.0.1:{self.port}", web_workers=WEB_WORKERS)
         self.process = subprocess.Popen(
             command, cwd=settings.BASE_DIR, env=env,
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -167,7 +167,7 @@ class Gunicorn:
             except requests.RequestException:
                 time.sleep(0.2)
         self.__exit__()
-        raise CommandError(f"gunicorn did not start; log in {self.log.name}")
+        raise CommandError(f"the web server did not start; log in {self.log.name}")
 
     def __exit__(self, *exc):
         if self.process and self.process.poll() is None:

@@ -13,7 +13,14 @@ sets its transition times), or with ``HEATWEB_CLOUD=openstack`` a real cloud
 (``OS_CLOUD``; ``--image``/``--flavor`` name what it has). On a real cloud
 the latencies are the cloud's own, and the HTTP requests the driver sends
 (every service, Keystone included) are counted too.
+
+``--workers N`` adds N-1 Celery worker processes (solo pool, same broker and
+queue, the same cloud latencies) beside the in-process one; the tasks, SQL
+and cloud columns then count the in-process worker's share only.
 """
+import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -127,6 +134,8 @@ class Command(BaseCommand):
         parser.add_argument("--image", default=None,
                             help="image name (default: cirros; heatweb-tiny on a real cloud)")
         parser.add_argument("--flavor", default="m1.tiny")
+        parser.add_argument("--workers", type=int, default=1,
+                            help="worker processes in all (the in-process one counted)")
 
     def handle(self, *args, **opts):
         self.verbosity = opts["verbosity"]
@@ -150,12 +159,45 @@ class Command(BaseCommand):
         project, _ = Project.objects.get_or_create(name="bench-cloud")
         rows, extras = [], []
         sizes = [int(s) for s in opts["sizes"].split(",")]
-        with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False,
-                          shutdown_timeout=60, queues=[settings.CELERY_TASK_DEFAULT_QUEUE]):
-            for n in sizes:
-                rows.extend(self.run_size(project, n, opts["timeout"],
-                                          small=n == max(sizes), extras=extras))
+        self.workers = max(1, opts["workers"])
+        others = self._start_other_workers(opts)
+        try:
+            with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False,
+                              shutdown_timeout=60, queues=[settings.CELERY_TASK_DEFAULT_QUEUE]):
+                for n in sizes:
+                    rows.extend(self.run_size(project, n, opts["timeout"],
+                                              small=n == max(sizes), extras=extras))
+        finally:
+            for process in others:
+                process.terminate()
+            for process in others:
+                process.wait(timeout=60)
         self.print_table(rows, extras, opts)
+
+    def _start_other_workers(self, opts):
+        """``--workers`` - 1 Celery workers beside the in-process one, ready when this returns."""
+        count = max(1, opts["workers"]) - 1
+        if not count:
+            return []
+        env = dict(os.environ)
+        if not self.real:
+            for key in LATENCY_SETTINGS:
+                env[f"HEATWEB_{key}"] = str(opts["cloud_latency"])
+            env["HEATWEB_SIM_API_SECONDS"] = str(opts["api_latency"])
+        queue = settings.CELERY_TASK_DEFAULT_QUEUE
+        processes = [subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "heatweb", "worker", "--pool", "solo",
+             "-Q", queue, "-n", f"bench{i}@%h", "--loglevel", "WARNING"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for i in range(count)]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            replies = app.control.ping(timeout=1.0) or []
+            if sum(1 for reply in replies for name in reply if name.startswith("bench")) >= count:
+                return processes
+        for process in processes:
+            process.terminate()
+        raise RuntimeError(f"{count} extra workers did not answer within 60 s")
 
     def run_size(self, project, n, timeout, *, small, extras):
         name = f"bench-cloud-{n}-{uuid.uuid4().hex[:6]}"
@@ -200,7 +242,10 @@ class Command(BaseCommand):
         else:
             where = (f"cloud latency {opts['cloud_latency']} s per transition, "
                      f"{opts['api_latency']} s per API call")
-        self.stdout.write(f"run mode: database={db} broker={broker}; one worker (solo); {where}")
+        workers = "one worker (solo)" if self.workers == 1 else \
+            (f"{self.workers} workers (solo; the tasks, SQL and cloud columns count the "
+             f"in-process one's share)")
+        self.stdout.write(f"run mode: database={db} broker={broker}; {workers}; {where}")
         self.stdout.write("wait window: while all N resources waited (none complete yet); "
                           "per second = counts in the window / its length")
         self.stdout.write("cpu s: CPU seconds of the API-side call and of the worker's tasks "

@@ -11,6 +11,10 @@ peak is reset at the start of each phase).
 
 A tree counts against ``MAX_RESOURCES_PER_STACK`` as a whole (as in Heat); the
 benchmark raises that budget, in its own process only, to the largest tree.
+
+``--shape siblings`` measures another shape through ``manage.py serve`` and
+its HTTP API: a parent of N ``OS::Heat::Stack`` children of one resource
+each, created, locked, unlocked and deleted (stacks/management/bench_siblings.py).
 """
 import time
 import uuid
@@ -22,6 +26,7 @@ from django.core.management.base import BaseCommand
 
 from heatweb.celery import app
 from heatweb.models import Project
+from stacks.management.bench_siblings import print_siblings_table, run_siblings
 from stacks.management.commands.bench_cloud import TaskCounter
 from stacks.management.commands.bench_stacks import QueryCounter, stack_wait
 from stacks.models import Resource, Stack
@@ -69,19 +74,41 @@ def reset_peak_memory():
         return False
 
 
+def write_run_mode(stdout, detail, *, budget, needed):
+    """The table's first lines: the run mode and, when the benchmark raised it, the
+    resource budget."""
+    db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+    broker = settings.CELERY_BROKER_URL.split(":", 1)[0]
+    stdout.write(f"run mode: database={db} broker={broker}; one worker (solo, in this "
+                 f"process); {detail}")
+    if needed > budget:
+        stdout.write(f"MAX_RESOURCES_PER_STACK raised from {budget} to {needed} in this "
+                     f"process (HEATWEB_MAX_RESOURCES; a tree counts as a whole)")
+
+
 class Command(BaseCommand):
     help = "Create/update/delete one tree of nested stacks of N resources; print a table."
 
     def add_arguments(self, parser):
-        parser.add_argument("--sizes", default="100,1000,10000",
-                            help="resources (leaves) in the tree, each a multiple of --children")
+        parser.add_argument("--shape", choices=["tree", "siblings"], default="tree",
+                            help="tree: K children of N/K resources, in-process worker; "
+                                 "siblings: N child stacks of one resource, through serve")
+        parser.add_argument("--sizes", default=None,
+                            help="tree: resources (leaves), each a multiple of --children "
+                                 "(default 100,1000,10000); siblings: child stacks "
+                                 "(default 1,4,20,200)")
         parser.add_argument("--children", type=int, default=10,
                             help="child stacks in the tree (K); each holds N/K resources")
         parser.add_argument("--timeout", type=float, default=600,
                             help="seconds per phase before it is reported as reached so far")
 
     def handle(self, *args, **opts):
-        sizes = [int(s) for s in opts["sizes"].split(",")]
+        if opts["shape"] == "siblings":
+            sizes = [int(s) for s in (opts["sizes"] or "1,4,20,200").split(",")]
+            rows = run_siblings(sizes, timeout=opts["timeout"], out=self.stderr.write)
+            print_siblings_table(rows, self.stdout.write)
+            return
+        sizes = [int(s) for s in (opts["sizes"] or "100,1000,10000").split(",")]
         k = opts["children"]
         budget = settings.HEATWEB["MAX_RESOURCES_PER_STACK"]
         needed = max(sizes) + k
@@ -135,11 +162,8 @@ class Command(BaseCommand):
         return rows
 
     def wait(self, stack_id, target, timeout):
-        self.queries.ignored.on = True  # the benchmark's own looking is not counted
-        try:
+        with self.queries.not_counted():
             return stack_wait(stack_id, target, timeout)
-        finally:
-            self.queries.ignored.on = False
 
     def reached(self, stack_id, phase, n):
         """Leaf resources that finished the phase so far."""
@@ -157,14 +181,8 @@ class Command(BaseCommand):
             self.queries.ignored.on = False
 
     def print_table(self, rows, k, budget, needed):
-        db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
-        broker = settings.CELERY_BROKER_URL.split(":", 1)[0]
-        self.stdout.write(f"run mode: database={db} broker={broker}; one worker (solo, in this "
-                          f"process); tree: 1 parent of {k} template resources, each a child "
-                          f"stack of N/{k} {LEAF_TYPE}")
-        if needed > budget:
-            self.stdout.write(f"MAX_RESOURCES_PER_STACK raised from {budget} to {needed} in "
-                              f"this process (a tree counts as a whole)")
+        write_run_mode(self.stdout, f"tree: 1 parent of {k} template resources, each a child "
+                                    f"stack of N/{k} {LEAF_TYPE}", budget=budget, needed=needed)
         self.stdout.write("SQL: statements of the API side and the worker; peak MB: VmHWM of "
                           "the process, reset at each phase's start")
         header = (f"{'resources':>9} {'phase':<7}{'state':<17}{'seconds':>9}{'res/s':>8}"

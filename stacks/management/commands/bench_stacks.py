@@ -6,6 +6,7 @@ broker, or PostgreSQL + Redis). By default the engine runs in this process
 as a real Celery worker thread consuming from the real broker, so every SQL
 statement of the API-side service and of the worker is counted.
 """
+from contextlib import contextmanager
 import resource as rusage
 import threading
 import time
@@ -37,6 +38,15 @@ class QueryCounter:
             with self.lock:
                 self.count += 1
         return execute(sql, params, many, context)
+
+    @contextmanager
+    def not_counted(self):
+        """The benchmark's own reading, not counted."""
+        self.ignored.on = True
+        try:
+            yield
+        finally:
+            self.ignored.on = False
 
     def install(self):
         connection_created.connect(self._wrap, weak=False)

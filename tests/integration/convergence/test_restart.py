@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from convergence import nodes, recovery, tasks
 from convergence.models import OutboxMessage
+from heatweb.celery import app
 from heatweb.models import Project
 from stacks.models import Event, Resource, Stack
 from stacks.services import lifecycle
@@ -91,6 +92,18 @@ def test_a_stack_with_a_lock_held_is_not_restarted(lost, settings):
                                    name="s", template=TEMPLATE)
     OutboxMessage.objects.filter(stack=stack).delete()  # published
     Resource.objects.filter(stack=stack, name="a").update(engine_id="someone:1:alive")
+    _age(stack, 60)
+    recovery._restart_quiet()
+    assert Stack.objects.get(pk=stack.pk).current_traversal == stack.current_traversal
+
+
+def test_a_quiet_stack_whose_traversal_has_a_task_in_the_broker_is_not_restarted(lost, settings):
+    """Late is not lost: a backlog after a crash holds the traversal's next task."""
+    settings.HEATWEB = {**settings.HEATWEB, "RESTART_AFTER_SECONDS": 30}
+    stack = lifecycle.stack_create(project=Project.objects.create(name="b"), user=None,
+                                   name="s", template=TEMPLATE)
+    OutboxMessage.objects.filter(stack=stack).delete()
+    app.send_task("convergence.converge_nodes", args=[str(stack.pk), stack.current_traversal, []])
     _age(stack, 60)
     recovery._restart_quiet()
     assert Stack.objects.get(pk=stack.pk).current_traversal == stack.current_traversal

@@ -4,10 +4,12 @@ A worker that crashes after the cloud call and before recording the
 physical id runs the create again on a fresh plugin: it must find the object
 it made (by its creation key) instead of making a second one.
 """
+import time
+
 import pytest
 
 from stacks.cloud import get_cloud_driver
-from stacks.cloud.models import SimImage, SimNetworkObject, SimServer
+from stacks.cloud.models import SimImage, SimObject, SimServer
 from stacks.resources.base import CREATION_KEY, PluginContext, ResourceFailure
 from stacks.resources.registry import get_plugin
 
@@ -45,8 +47,8 @@ def test_a_create_run_again_finds_each_object_it_made():
 
     assert (net, subnet, port, image, server) == \
         (net_again, subnet_again, port_again, image_again, server_again)
-    assert SimNetworkObject.objects.filter(kind="network").count() == 1
-    assert SimNetworkObject.objects.filter(kind="port").count() == 1
+    assert SimObject.objects.filter(kind="network").count() == 1
+    assert SimObject.objects.filter(kind="port").count() == 1
     assert SimImage.objects.count() == 1
     assert SimServer.objects.count() == 1
     assert SimServer.objects.get().creation_key == "key-5"
@@ -76,8 +78,17 @@ def test_a_server_on_a_port_has_the_port_address_as_first_address():
     assert address == "10.8.0.2"
     assert server.get_attribute("first_address") == address
     assert server.get_attribute("networks") == {"blue": [address]}
+    # As Heat, a delete the cloud refuses with a conflict is tried again on later polls
+    # (the server's delete may be releasing the port), until CONFLICT_SECONDS have passed.
+    cookie = net.handle_delete()
+    assert "in use" in cookie["conflict"]
+    assert net.check_delete_complete(cookie) is False
     with pytest.raises(ResourceFailure, match="in use"):
-        net.handle_delete()
+        net.check_delete_complete({**cookie, "conflict_until": time.time() - 1})
+    server.handle_delete()
+    port.handle_delete()
+    subnet.handle_delete()
+    assert net.check_delete_complete(cookie) is True
 
 
 @pytest.mark.django_db
@@ -147,7 +158,7 @@ def test_a_port_takes_security_groups_by_name_and_the_default_group_exists():
                                                 "security_groups": ["default", "web"]},
                   resource_id=3)
     port.handle_create()
-    default = SimNetworkObject.objects.get(kind="security_group", name="default")
+    default = SimObject.objects.get(kind="security_group", name="default")
     assert port.get_attribute("security_groups") == [default.pk, web.physical_id]
     with pytest.raises(ResourceFailure, match="Security group nosuch could not be found"):
         plugin("OS::Neutron::Port", "port2", {"network": net.physical_id,

@@ -14,7 +14,8 @@ DESCRIPTIONS = ["123", "true", "null", 'say "hi"\né', 7, None, ""]
 SUMMARY_KEYS = ("id", "stack_name", "links", "description", "stack_status",
                 "stack_status_reason", "creation_time", "updated_time", "deletion_time",
                 "stack_owner", "parent", "stack_user_project_id", "project", "tags", "locked",
-                "lock_level", "lock_reason", "locked_by", "locked_at", "lock_expires_at")
+                "lock_level", "lock_allow", "lock_reason", "locked_by", "locked_at", "lock_expires_at",
+                "suspended")
 
 
 @pytest.mark.django_db
@@ -32,6 +33,8 @@ def test_the_list_shows_each_stack_as_its_show_does():
     Stack.objects.filter(name="s2").update(
         state="LOCK_COMPLETE", lock_level="all", lock_reason="maintenance", locked_by=owner,
         locked_at=now, lock_expires_at=now)
+    Stack.objects.filter(name="s3").update(state="UNLOCK_COMPLETE",
+                                           pre_lock_state="SUSPEND_COMPLETE")
     client = Client(HTTP_HOST="127.0.0.1")
     listed = client.get(f"/v1/{project.pk}/stacks?sort_keys=stack_name&sort_dir=asc",
                         HTTP_X_AUTH_TOKEN=token).json()["stacks"]
@@ -45,3 +48,4 @@ def test_the_list_shows_each_stack_as_its_show_does():
     assert listed[1]["tags"] == ["a", "b"]
     assert listed[2]["locked"] is True and listed[2]["locked_by"] == "lister"
     assert listed[0]["stack_owner"] == "lister"
+    assert [s["suspended"] for s in listed[:4]] == [False, False, False, True]

@@ -115,8 +115,9 @@ def test_static_resolution_leaves_resource_values_unresolved():
     params = tmpl.parameters({})
     assert tmpl.resolve({"get_attr": ["third", "value"]}, params, None) is UNRESOLVED
     assert tmpl.resolve({"list_join": ["-", {"get_param": "names"}]}, params, None) == "a-b"
+    # "equals" is a condition function, not a value function: in a value it is data (Heat).
     assert tmpl.resolve({"equals": [{"get_attr": ["third", "value"]}, "x"]}, params,
-                        None) is UNRESOLVED
+                        None) == {"equals": [UNRESOLVED, "x"]}
 
 
 def test_resolution_with_resources():
@@ -178,8 +179,10 @@ def test_structural_errors(resources, error, fragment):
 
 
 def test_unknown_function_and_parameter_are_rejected_on_validate():
-    for snippet, error, fragment in [({"Fn::GetAZs": ""}, InvalidTemplate, "Fn::GetAZs"),
-                                     ({"get_param": "nope"}, InvalidTemplateReference, "nope"),
+    for snippet, error, fragment in [({"Fn::GetAZs": ""}, InvalidTemplateVersion, "Fn::GetAZs"),
+                                     ({"get_param": "nope"}, StackValidationFailed,
+                                      r"^Property error: : resources.v.properties.value: : "
+                                      r"The Parameter \(nope\) was not provided.$"),
                                      ({"map_merge": "x"}, StackValidationFailed, "map_merge")]:
         tmpl = Template.parse({"heat_template_version": "2016-10-14", "resources": {
             "v": {"type": "OS::Heat::Value", "properties": {"value": snippet}}}})
@@ -187,11 +190,12 @@ def test_unknown_function_and_parameter_are_rejected_on_validate():
             tmpl.validate(tmpl.parameters({}), resource_type_exists=lambda t: True)
 
 
-def test_functions_of_later_versions_are_refused():
+def test_functions_of_later_versions_are_data():
     tmpl = Template.parse({"heat_template_version": "2015-04-30", "outputs": {
         "o": {"value": {"map_merge": [{}, {}]}}}})
-    with pytest.raises(InvalidTemplate, match="map_merge"):
-        tmpl.validate(tmpl.parameters({}), resource_type_exists=lambda t: True)
+    tmpl.validate(tmpl.parameters({}), resource_type_exists=lambda t: True)
+    assert tmpl.resolve_outputs(tmpl.parameters({}), None)[0]["output_value"] == {
+        "map_merge": [{}, {}]}
 
 
 def test_unknown_section():

@@ -5,6 +5,7 @@ import yaml
 
 from heatweb.exceptions import StackValidationFailed
 from stacks.definitions import build_definition
+from stacks.resources import stack as stack_module
 
 CHILD = yaml.safe_dump({
     "heat_template_version": "2018-08-31",
@@ -23,14 +24,14 @@ def parent(k, properties):
 def test_the_file_is_read_once_for_every_resource_of_its_type(monkeypatch):
     body = CHILD + "# a body of its own for this test\n"
     reads = []
-    original = yaml.safe_load
+    original = stack_module.load_text
 
-    def counting_safe_load(stream, *args, **kwargs):
-        if stream == body:
+    def counting_load_text(text, *args, **kwargs):
+        if text == body:
             reads.append(1)
-        return original(stream, *args, **kwargs)
+        return original(text, *args, **kwargs)
 
-    monkeypatch.setattr(yaml, "safe_load", counting_safe_load)
+    monkeypatch.setattr(stack_module, "load_text", counting_load_text)
     for _ in range(2):  # a create, then an update of the same parent
         definition = build_definition(parent(30, {"marker": "a"}), environment={},
                                       files={"child.yaml": body}, stack_name="p")

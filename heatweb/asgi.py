@@ -1,0 +1,18 @@
+"""ASGI entry point: Django's WSGI handler behind ``BufferedWSGI`` (served by ``heatweb.web``)."""
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heatweb.settings")
+django_application = get_wsgi_application()  # sets Django up: the imports below need it
+
+from django.conf import settings  # noqa: E402
+
+from heatweb.buffering import BufferedWSGI  # noqa: E402
+from heatweb.errors import error_body  # noqa: E402
+
+application = BufferedWSGI(django_application,
+                           threads=int(os.environ.get("HEATWEB_WEB_THREADS", 10)),
+                           max_body_bytes=settings.HEATWEB["MAX_REQUEST_BYTES"],
+                           body_seconds=settings.HEATWEB["BODY_READ_SECONDS"],
+                           error_body=error_body)

@@ -1,0 +1,114 @@
+"""Write tempest.conf for heat-tempest-plugin against heatweb on the one-machine cloud.
+
+Runs in the tempest venv (openstacksdk comes with tempest's plugin), called by
+``scripts/heat-tempest``. The accounts come from the cloud's ``clouds.yaml``
+(scripts/cloud/bootstrap.py): the tests act as ``demo-member`` of the ``demo``
+project, the few admin steps as ``admin``. It also makes sure the demo project
+has the network the tests boot servers on (``heat-net`` / ``heat-subnet``,
+heat-tempest-plugin's default names).
+
+``[service_available]`` says what the cloud runs: Keystone, Glance, Nova,
+Neutron, and heatweb as Heat. Everything else is False, so tempest and the
+plugin skip the tests that need it (Cinder, Swift, Zaqar, Aodh, Barbican...).
+No test is skipped by name here.
+"""
+import argparse
+import configparser
+import sys
+
+import openstack
+import yaml
+
+IMAGE = "heatweb-tiny"  # bootstrap.py's public image
+FLAVOR, MINIMAL_FLAVOR = "m1.small", "m1.tiny"
+NETWORK, SUBNET, CIDR = "heat-net", "heat-subnet", "10.0.77.0/24"
+# Heat's own default for hidden_stack_tags.
+HIDDEN_STACK_TAG = "data-processing-cluster"
+RUNNING = ("nova", "glance", "neutron", "heat")
+ABSENT = ("cinder", "swift", "zaqar", "aodh", "barbican", "octavia", "designate", "manila",
+          "sahara", "magnum", "mistral", "senlin", "zun", "trove", "gnocchi", "ceilometer",
+          "horizon", "ironic")
+
+
+def connect(auth):
+    return openstack.connect(load_yaml_config=False, load_envvars=False,
+                             auth_url=auth["auth_url"], username=auth["username"],
+                             password=auth["password"], project_name=auth["project_name"],
+                             user_domain_name="Default", project_domain_name="Default",
+                             region_name="RegionOne", identity_api_version="3")
+
+
+def ensure_network(conn):
+    """The demo project's heat-net/heat-subnet (servers of the tests boot on it)."""
+    net = conn.network.find_network(NETWORK, project_id=conn.current_project_id)
+    if net is None:
+        net = conn.network.create_network(name=NETWORK)
+    if conn.network.find_subnet(SUBNET, network_id=net.id) is None:
+        conn.network.create_subnet(name=SUBNET, network_id=net.id, ip_version=4,
+                                   cidr=CIDR)
+    return net
+
+
+def build(clouds, heat_url, log_dir):
+    admin, demo = clouds["heatweb-admin"]["auth"], clouds["heatweb-demo-member"]["auth"]
+    conn = connect(demo)
+    image = conn.image.find_image(IMAGE)
+    flavor = conn.compute.find_flavor(FLAVOR)
+    minimal = conn.compute.find_flavor(MINIMAL_FLAVOR)
+    if not (image and flavor and minimal):
+        sys.exit(f"the cloud lacks the image {IMAGE} or the flavors {FLAVOR}/{MINIMAL_FLAVOR}")
+    net = ensure_network(conn)
+    auth_url = demo["auth_url"].rstrip("/")
+    conf = configparser.ConfigParser(interpolation=None)
+    conf.optionxform = str
+    conf["DEFAULT"] = {"log_dir": log_dir, "log_file": "tempest-debug.log",
+                       "use_stderr": "False", "debug": "True"}
+    conf["auth"] = {"admin_username": admin["username"], "admin_password": admin["password"],
+                    "admin_project_name": admin["project_name"],
+                    "admin_domain_name": "Default", "use_dynamic_credentials": "False"}
+    conf["identity"] = {"uri_v3": auth_url, "auth_version": "v3", "region": "RegionOne",
+                        "v3_endpoint_type": "public"}
+    conf["identity-feature-enabled"] = {"api_v2": "False"}
+    conf["compute"] = {"image_ref": image.id, "flavor_ref": flavor.id,
+                       "flavor_ref_alt": minimal.id, "fixed_network_name": NETWORK}
+    conf["network"] = {"project_network_cidr": CIDR, "public_network_id": ""}
+    conf["service_available"] = {**{s: "True" for s in RUNNING},
+                                 **{s: "False" for s in ABSENT}}
+    conf["heat_plugin"] = {
+        "auth_url": auth_url, "region": "RegionOne", "endpoint_type": "public",
+        "catalog_type": "orchestration",
+        "username": demo["username"], "password": demo["password"],
+        "project_name": demo["project_name"],
+        "user_domain_name": "Default", "project_domain_name": "Default",
+        "admin_username": admin["username"], "admin_password": admin["password"],
+        "admin_project_name": admin["project_name"],
+        "image_ref": IMAGE, "minimal_image_ref": IMAGE,
+        "instance_type": FLAVOR, "minimal_instance_type": MINIMAL_FLAVOR,
+        "fixed_network_name": net.name, "fixed_subnet_name": SUBNET,
+        "network_for_ssh": net.name,
+        "hidden_stack_tag": HIDDEN_STACK_TAG,
+        "build_interval": "1", "build_timeout": "300",
+        "convergence_engine_enabled": "True",
+    }
+    # cancel_update is part of heatweb's API; multi-cloud needs Barbican (absent).
+    conf["heat_features_enabled"] = {"stack_cancel": "True", "multi_cloud": "False"}
+    conf["heatweb"] = {"heat_url": heat_url}  # for a reader of the file; tempest ignores it
+    return conf
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--clouds", required=True)
+    parser.add_argument("--heat-url", required=True)
+    parser.add_argument("--conf", required=True)
+    parser.add_argument("--log-dir", required=True)
+    args = parser.parse_args()
+    with open(args.clouds) as f:
+        clouds = yaml.safe_load(f)["clouds"]
+    conf = build(clouds, args.heat_url, args.log_dir)
+    with open(args.conf, "w") as f:
+        conf.write(f)
+
+
+if __name__ == "__main__":
+    main()

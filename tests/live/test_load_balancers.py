@@ -1,0 +1,112 @@
+"""Octavia's types through python-heatclient against the live service on the simulated
+cloud: a load balancer with a listener, a pool of two servers behind a health monitor,
+an L7 policy and rule; updated in place, deleted, Octavia's refusals. (Members name no
+subnet: the real cloud's noop network driver fails to delete a member that does.)
+"""
+import uuid
+
+import pytest
+from heatclient import client as heat_client_module
+
+from tests.live.test_lock import cloud
+from tests.live.test_stack_lifecycle import create, wait_deleted, wait_stack
+
+pytestmark = pytest.mark.live
+
+LOAD_BALANCER = """
+heat_template_version: 2018-08-31
+parameters:
+  weight: {type: number, default: 1}
+  image: {type: string, default: cirros}
+  flavor: {type: string, default: m1.small}
+resources:
+  net: {type: OS::Neutron::Net}
+  subnet:
+    type: OS::Neutron::Subnet
+    properties: {network: {get_resource: net}, cidr: 10.61.0.0/24}
+  web1:
+    type: OS::Nova::Server
+    depends_on: subnet
+    properties: {image: {get_param: image}, flavor: {get_param: flavor},
+                 networks: [{network: {get_resource: net}}]}
+  web2:
+    type: OS::Nova::Server
+    depends_on: subnet
+    properties: {image: {get_param: image}, flavor: {get_param: flavor},
+                 networks: [{network: {get_resource: net}}]}
+  lb:
+    type: OS::Octavia::LoadBalancer
+    properties: {vip_subnet: {get_resource: subnet}}
+  listener:
+    type: OS::Octavia::Listener
+    properties: {loadbalancer: {get_resource: lb}, protocol: HTTP, protocol_port: 80}
+  pool:
+    type: OS::Octavia::Pool
+    properties: {listener: {get_resource: listener}, lb_algorithm: ROUND_ROBIN,
+                 protocol: HTTP}
+  monitor:
+    type: OS::Octavia::HealthMonitor
+    properties: {pool: {get_resource: pool}, type: HTTP, delay: 5, timeout: 3,
+                 max_retries: 3, url_path: /health}
+  member1:
+    type: OS::Octavia::PoolMember
+    properties: {pool: {get_resource: pool}, address: {get_attr: [web1, first_address]},
+                 protocol_port: 80, weight: {get_param: weight}}
+  member2:
+    type: OS::Octavia::PoolMember
+    properties: {pool: {get_resource: pool}, address: {get_attr: [web2, first_address]},
+                 protocol_port: 80}
+  policy:
+    type: OS::Octavia::L7Policy
+    properties: {listener: {get_resource: listener}, action: REJECT, position: 1}
+  rule:
+    type: OS::Octavia::L7Rule
+    properties: {l7policy: {get_resource: policy}, type: PATH, compare_type: STARTS_WITH,
+                 value: /admin}
+outputs:
+  vip: {value: {get_attr: [lb, vip_address]}}
+  member_address: {value: {get_attr: [member1, address]}}
+  web1: {value: {get_attr: [web1, first_address]}}
+"""
+
+
+@pytest.fixture(scope="module")
+def hc(live_service):
+    info = live_service.issue_token(f"user-{uuid.uuid4().hex[:6]}",
+                                    f"lbaas-{uuid.uuid4().hex[:6]}")
+    return heat_client_module.Client("1", endpoint=info["endpoint"], token=info["token"])
+
+
+def test_a_load_balancer_with_a_pool_of_two_servers(hc, live_service):
+    _, stack_id = create(hc, LOAD_BALANCER)
+    wait_stack(hc, stack_id, "CREATE_COMPLETE")
+    ids = {r.resource_name: r.physical_resource_id for r in hc.resources.list(stack_id)}
+    out = {o["output_key"]: o.get("output_value") for o in hc.stacks.get(stack_id).outputs}
+    assert out["vip"].startswith("10.61.0.")
+    assert out["member_address"] == out["web1"]
+    pool = cloud(live_service, f'print(json.dumps(c.object_get("pool", "{ids["pool"]}")))')
+    assert pool["healthmonitor_id"] == ids["monitor"]
+    assert sorted(m["id"] for m in pool["members"]) == sorted([ids["member1"], ids["member2"]])
+    assert ids["member1"].startswith(f"{ids['pool']}/")
+
+    hc.stacks.update(stack_id, template=LOAD_BALANCER, parameters={"weight": 5})
+    wait_stack(hc, stack_id, "UPDATE_COMPLETE")
+    after = {r.resource_name: r.physical_resource_id for r in hc.resources.list(stack_id)}
+    assert after == ids
+    member = cloud(live_service, f'print(json.dumps(c.object_get("member", "{ids["member1"]}")))')
+    assert member["weight"] == 5 and member["provisioning_status"] == "ACTIVE"
+    refused = cloud(live_service, f"""
+try:
+    c.object_delete("loadbalancer", "{ids['lb']}"); print(json.dumps("allowed"))
+except CloudError as e:
+    print(json.dumps(str(e)))""")
+    assert "it has children" in refused
+
+    hc.stacks.delete(stack_id)
+    wait_deleted(hc, stack_id)
+    gone = cloud(live_service, f"""print(json.dumps([c.object_get(k, i) for k, i in [
+    ("loadbalancer", "{ids['lb']}"), ("listener", "{ids['listener']}"),
+    ("pool", "{ids['pool']}"), ("member", "{ids['member1']}"),
+    ("health_monitor", "{ids['monitor']}"), ("l7policy", "{ids['policy']}"),
+    ("l7rule", "{ids['rule']}")]]))""")
+    assert gone == [None] * 7
