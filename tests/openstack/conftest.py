@@ -24,12 +24,15 @@ pytestmark = pytest.mark.openstack
 @pytest.fixture(scope="session")
 def cloud():
     """openstacksdk as the account heatweb acts as (a member of the demo project)."""
-    return openstack.connect(cloud=os.environ.get("OS_CLOUD", "heatweb-demo-member"))
+    return openstack.connect(cloud=os.environ.get("OS_CLOUD", "heatweb-demo-member"),
+                             connect_retries=3)
 
 
 @pytest.fixture(scope="session")
 def admin_cloud():
-    return openstack.connect(cloud="heatweb-admin")
+    # A pooled connection the API's gunicorn closed after its keep-alive (2 s) is tried
+    # again (seen: "Remote end closed connection without response" from Nova).
+    return openstack.connect(cloud="heatweb-admin", connect_retries=3)
 
 
 class Member:

@@ -117,7 +117,7 @@ def test_a_member_locks_a_real_nova_server_from_the_browser(page, cloud, service
     ``all`` from the stack page, and Nova itself holds the lock with the reason."""
     token, body = cloud.token("heatweb-demo-member")
     api = Heat(service, token, body["project"]["id"])
-    nova = openstack.connect(cloud="heatweb-admin").compute
+    nova = openstack.connect(cloud="heatweb-admin", connect_retries=3).compute
     sign_in(page, cloud, "heatweb-demo-member")
     page.wait_for_url("**/")
     name = f"pl{uuid.uuid4().hex[:8]}"

@@ -156,7 +156,7 @@ class Project:
                            password=self.password, user_domain_name="Default",
                            project_id=self.project.id)
         return openstack.connection.Connection(session=session.Session(auth=auth),
-                                               region_name="RegionOne")
+                                               region_name="RegionOne", connect_retries=3)
 
     def heat(self, service, who):
         token = _token(KeystoneCloud().v3, f"{self.tag}-{who}", self.password, self.project.id)

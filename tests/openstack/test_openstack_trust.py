@@ -32,8 +32,8 @@ def test_a_keystone_users_stack_is_built_in_their_project_through_the_trust(requ
     path = heat.create(name, template)
     heat.wait(path, "CREATE_COMPLETE", timeout=240)
 
-    alt = openstack.connect(cloud="heatweb-alt-member")
-    demo = openstack.connect(cloud="heatweb-demo-member")
+    alt = openstack.connect(cloud="heatweb-alt-member", connect_retries=3)
+    demo = openstack.connect(cloud="heatweb-demo-member", connect_retries=3)
     server = alt.compute.find_server(f"{name}-server")
     assert server is not None and alt.compute.get_server(server.id).status == "ACTIVE"
     assert alt.network.find_network(f"{name}-net").project_id == body["project"]["id"]
