@@ -160,10 +160,11 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
         server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
         if server is None:
             return None
-        return self._describe(server, self._status(server))
+        return self._describe(server, self._status(server), volumes_attached([server.pk]))
 
     @staticmethod
-    def _describe(server, status):
+    def _describe(server, status, volumes):
+        """Nova's view of ``server``; ``volumes``: ``volumes_attached`` of it (and others)."""
         addresses = {}
         for nic in server.networks or []:
             if isinstance(nic, dict) and nic.get("addr"):
@@ -178,7 +179,7 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
                 "networks": server.networks, "created": server.created_at.isoformat(),
                 "tags": list((server.options or {}).get("tags") or []),
                 "config_drive": "True" if (server.options or {}).get("config_drive") else "",
-                "volumes_attached": volumes_attached(server.pk)}
+                "volumes_attached": volumes.get(server.pk, [])}
 
     @staticmethod
     def _status(server):
@@ -203,13 +204,13 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
                 due.setdefault(server.status, set()).add(server.pk)
         for status, due_ids in due.items():
             _settle(SimServer.objects.filter(pk__in=due_ids, status=status), _SETTLES_TO[status])
-        listed = {}
-        for server in rows:
-            status = _SETTLES_TO[server.status] if server.pk in due.get(server.status, ()) \
-                else server.status
-            if status != "DELETED":
-                listed[server.pk] = self._describe(server, status)
-        return listed
+        statuses = {server.pk: _SETTLES_TO[server.status]
+                    if server.pk in due.get(server.status, ()) else server.status
+                    for server in rows}
+        shown = [server for server in rows if statuses[server.pk] != "DELETED"]
+        volumes = volumes_attached([server.pk for server in shown])
+        return {server.pk: self._describe(server, statuses[server.pk], volumes)
+                for server in shown}
 
     @staticmethod
     def _transition(server, pending, seconds_setting):

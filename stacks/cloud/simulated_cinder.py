@@ -27,11 +27,16 @@ def attachments_of_server(server_id):
     return live("volume_attachment", fields__server_id=server_id)
 
 
-def volumes_attached(server_id):
-    """Nova's ``os-extended-volumes:volumes_attached`` of a server."""
-    return [{"id": a.fields["volume_id"],
-             "delete_on_termination": a.fields.get("delete_on_termination", False)}
-            for a in attachments_of_server(server_id).order_by("created_at")]
+def volumes_attached(server_ids):
+    """Nova's ``os-extended-volumes:volumes_attached`` of each server,
+    ``{server_id: [...]}``, in one query (a list of servers is not one query each)."""
+    attached = {server_id: [] for server_id in server_ids}
+    rows = live("volume_attachment", fields__server_id__in=list(attached))
+    for row in rows.order_by("created_at"):
+        attached.setdefault(row.fields["server_id"], []).append(
+            {"id": row.fields["volume_id"],
+             "delete_on_termination": row.fields.get("delete_on_termination", False)})
+    return attached
 
 
 def _attachments_of_volume(volume_id):

@@ -88,3 +88,26 @@ def test_image_statuses_answers_for_many_in_one_call():
     gone = cloud.image_create(project_id="p", name="gone")
     cloud.image_delete(gone)
     assert cloud.image_statuses([kept, gone]) == {kept: "active", gone: "deleted"}
+
+
+@pytest.mark.django_db
+def test_a_server_list_shows_each_servers_volumes_in_a_constant_number_of_queries(
+        django_assert_max_num_queries):
+    """Nova's ``volumes_attached`` of every listed server, read in one query for the list
+    (a poll round lists up to 50 servers: not one query each)."""
+    cloud = get_cloud_driver()
+    servers = [new_server(cloud, f"s{i}") for i in range(8)]
+    volumes = [cloud.object_create("volume", project_id="p", name=f"v{i}", size=1)
+               for i in range(3)]
+    cloud.volume_attach(servers[0], volumes[0])
+    cloud.volume_attach(servers[0], volumes[1])
+    cloud.volume_attach(servers[5], volumes[2], delete_on_termination=True)
+    with django_assert_max_num_queries(3):
+        listed = cloud.server_list(servers)
+    assert [v["id"] for v in listed[servers[0]]["volumes_attached"]] == volumes[:2]
+    assert listed[servers[5]]["volumes_attached"] == [
+        {"id": volumes[2], "delete_on_termination": True}]
+    assert all(listed[s]["volumes_attached"] == [] for s in servers if s not in
+               (servers[0], servers[5]))
+    assert cloud.server_get(servers[0])["volumes_attached"] == \
+        listed[servers[0]]["volumes_attached"]
