@@ -119,7 +119,7 @@ def traversal_begin(stack, *, traversal_id, graph, reason):
                    stack_id=stack_id, traversal_id=traversal_id, delay_seconds=max(left, 0.001))
     if stack.action == "ROLLBACK":
         # Waits of the traversal rolled back over are aborted by a poll round at once.
-        transaction.on_commit(lambda: stack_stopped(stack))
+        stack_stopped(stack)  # looks for waiters after the commit
 
 
 def nodes_enqueue(stack_id, traversal_id, nodes):

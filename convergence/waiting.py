@@ -128,6 +128,7 @@ def waits_flush(ctx):
     for project_id, dues in by_project.items():
         round_ensure(project_id, countdown=max(0.0, min(dues) - now))
     _poke_finished_children([w for w in waits if not w.kind and not getattr(w, "timed", False)])
+    transaction.on_commit(lambda: _stopped_meanwhile(waits))
 
 
 def _poke_finished_children(waits):
@@ -359,9 +360,37 @@ def poke_parent_of(stack):
 
 
 def stack_stopped(stack):
-    """A stack failed, was cancelled or rolls back: a round now aborts its waiters, not later."""
-    if Waiter.objects.filter(stack_id=stack.pk).exists():
-        round_ensure(stack.project_id, countdown=0)
+    """A stack failed, was cancelled or rolls back: a round now aborts its waiters, not later.
+
+    Its waiters are looked for after the caller's commit: a task still storing
+    the superseded traversal's waits commits them either before that look (seen
+    here) or after the stop, and then its own look (``_stopped_meanwhile``) sees
+    the stop.
+    """
+    stack_id, project_id = stack.pk, stack.project_id
+
+    def look():
+        if Waiter.objects.filter(stack_id=stack_id).exists():
+            round_ensure(project_id, countdown=0)
+
+    transaction.on_commit(look)
+
+
+def _stopped_meanwhile(waits):
+    """After the commit of new waits: a stack that stopped or moved on meanwhile gets its
+    round now (its ``stack_stopped`` may have looked before these waits were committed,
+    and their own round could be 600 s away: seen as a lock with ``interrupt: cancel``
+    waiting minutes for 50 superseded waits)."""
+    stacks = dict((pk, (traversal, state)) for pk, traversal, state in Stack.objects.filter(
+        pk__in={w.stack_id for w in waits}, deleted_at__isnull=True,
+    ).values_list("pk", "current_traversal", "state"))
+    projects = set()
+    for waiter in waits:
+        traversal, state = stacks.get(waiter.stack_id, (None, ""))
+        if state not in st.IN_PROGRESS_STATES or traversal != waiter.traversal_id:
+            projects.add(waiter.project_id)
+    for project_id in projects:
+        round_ensure(project_id, countdown=0)
 
 
 def rounds_revive():
