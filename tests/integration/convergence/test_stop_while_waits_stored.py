@@ -32,10 +32,21 @@ def _waits_of(stack):
 
 
 @pytest.fixture
-def stack(db):
+def rounds_sent(monkeypatch):
+    """The round tasks the code asked for, kept here: none reaches the test broker (a
+    round due in 600 s left there would hold the next test's queue that long)."""
+    sent = []
+    monkeypatch.setattr(waiting, "_enqueue_round", lambda project_id, token, *, countdown:
+                        sent.append((project_id, countdown)))
+    return sent
+
+
+@pytest.fixture
+def stack(db, rounds_sent):
     made = lifecycle.stack_create(project=Project.objects.create(name="stopped"), user=None,
                                   name="s", template=TEMPLATE)
     PollRound.objects.filter(pk=made.project_id).delete()
+    rounds_sent.clear()
     return made
 
 
@@ -44,22 +55,25 @@ def _round_due_in(project_id):
 
 
 def test_waits_stored_for_a_running_stack_get_their_own_due_round(
-        stack, django_capture_on_commit_callbacks):
+        stack, rounds_sent, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         waiting.waits_flush(_waits_of(stack))
     assert _round_due_in(stack.project_id) > 500
+    assert [(p, c > 500) for p, c in rounds_sent] == [(stack.project_id, True)]
 
 
 def test_waits_stored_after_their_stack_stopped_get_a_round_now(
-        stack, django_capture_on_commit_callbacks):
+        stack, rounds_sent, django_capture_on_commit_callbacks):
     ctx = _waits_of(stack)
     Stack.objects.filter(pk=stack.pk).update(state="UPDATE_FAILED")  # cancelled meanwhile
     with django_capture_on_commit_callbacks(execute=True):
         waiting.waits_flush(ctx)
     assert _round_due_in(stack.project_id) < 5
+    assert rounds_sent[-1] == (stack.project_id, 0)
 
 
-def test_a_stop_looks_for_waiters_after_its_commit(stack, django_capture_on_commit_callbacks):
+def test_a_stop_looks_for_waiters_after_its_commit(stack, rounds_sent,
+                                                   django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as looks:
         waiting.stack_stopped(stack)  # no waiter yet: the look is kept for the commit
     assert len(looks) == 1 and not PollRound.objects.filter(pk=stack.project_id).exists()
@@ -67,3 +81,4 @@ def test_a_stop_looks_for_waiters_after_its_commit(stack, django_capture_on_comm
     with django_capture_on_commit_callbacks(execute=True):
         looks[0]()
     assert _round_due_in(stack.project_id) < 5
+    assert rounds_sent == [(stack.project_id, 0)]
