@@ -381,9 +381,9 @@ def _stopped_meanwhile(waits):
     round now (its ``stack_stopped`` may have looked before these waits were committed,
     and their own round could be 600 s away: seen as a lock with ``interrupt: cancel``
     waiting minutes for 50 superseded waits)."""
-    stacks = dict((pk, (traversal, state)) for pk, traversal, state in Stack.objects.filter(
+    stacks = {pk: (traversal, state) for pk, traversal, state in Stack.objects.filter(
         pk__in={w.stack_id for w in waits}, deleted_at__isnull=True,
-    ).values_list("pk", "current_traversal", "state"))
+    ).values_list("pk", "current_traversal", "state")}
     projects = set()
     for waiter in waits:
         traversal, state = stacks.get(waiter.stack_id, (None, ""))

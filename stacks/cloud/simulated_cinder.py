@@ -33,7 +33,7 @@ def volumes_attached(server_ids):
     attached = {server_id: [] for server_id in server_ids}
     rows = live("volume_attachment", fields__server_id__in=list(attached))
     for row in rows.order_by("created_at"):
-        attached.setdefault(row.fields["server_id"], []).append(
+        attached[row.fields["server_id"]].append(
             {"id": row.fields["volume_id"],
              "delete_on_termination": row.fields.get("delete_on_termination", False)})
     return attached
