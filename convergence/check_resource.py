@@ -100,7 +100,8 @@ def _save_and_unlock(res, **extra):
                   atomic_key=INCREMENT, action_cookie=None,
                   physical_resource_id=res.physical_resource_id, plugin_data=res.plugin_data,
                   properties_data=res.properties_data, attributes_data=res.attributes_data,
-                  requires=res.requires, template_id=res.template_id, **extra)
+                  requires=res.requires, template_id=res.template_id,
+                  rsrc_metadata=res.rsrc_metadata, **extra)
     if not row_update(Resource, {"id": res.pk, "engine_id": res.engine_id}, fields):
         _save_after_lock_broken(res, fields)
     res.engine_id = None
@@ -281,6 +282,8 @@ def action_finish(ctx, res, *, plugin, props, pending):
         res.requires = pending["requires"]
     if "template_id" in pending:
         res.template_id = pending["template_id"]
+    if "metadata" in pending:  # the template's, resolved (Heat's metadata_set at create/update)
+        res.rsrc_metadata = pending["metadata"]
     if "physical_lock" in pending:
         res.plugin_data = {**res.plugin_data, PHYSICAL_LOCK_FLAG: pending["physical_lock"]}
     if action != "DELETE" and not (action in STATELESS_ACTIONS and plugin.nested_stack):

@@ -192,7 +192,12 @@ def converge_update(ctx, res, *, data):
     cls = definition.plugins[res.name]
     raw = definition.template.resolve(defn.properties, definition.params, lookup)
     props = cls.validate_properties(raw or {}, resource_name=res.name)
+    metadata = definition.template.resolve(defn.metadata, definition.params, lookup,
+                                           f"resources.{res.name}.metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
     pending = {"requires": lookup.requires, "template_id": ctx.stack.raw_template_id}
+    if ctx.stack.action != "ADOPT":  # an adopted resource keeps the metadata it was given
+        pending["metadata"] = metadata
     policy = cls.validate_update_policy(
         definition.template.resolve(defn.update_policy, definition.params, lookup),
         resource_name=res.name) if cls.update_policy_schema else None
@@ -211,9 +216,11 @@ def converge_update(ctx, res, *, data):
         return replace(ctx, res, defn=defn, cls=cls, props=props, pending=pending,
                        policy=policy)
     if decision == UNCHANGED:
-        if res.requires != pending["requires"]:
-            # template_id is left as it was: unchanged, the resource is what that template said
-            Resource.objects.filter(pk=res.pk).update(**pending)
+        if res.requires != pending["requires"] or res.rsrc_metadata != metadata:
+            # No action: its references or its metadata changed (Heat's metadata update)
+            Resource.objects.filter(pk=res.pk).update(
+                requires=pending["requires"], template_id=pending["template_id"],
+                rsrc_metadata=metadata)
         return Outcome("done", data=node_data(res, plugin_for(ctx, res, cls=cls)))
     return action_start(ctx, res, action="UPDATE",
                         plugin=plugin_for(ctx, res, cls=cls, update_policy=policy),

@@ -128,7 +128,7 @@ def resource_body(res, links, *, required_by=(), with_attributes=False, nested_n
         body["attributes"] = mask({k: v for k, v in resource_attributes(res).items()
                                    if k != OUTPUT_ERRORS}, hidden)
         body["description"] = ""
-        body["metadata"] = res.rsrc_metadata
+        body["metadata"] = mask(res.rsrc_metadata or {}, hidden)
     return body
 
 

@@ -270,3 +270,44 @@ def test_autoscaling_group_members_of_a_mapped_type_get_the_environment(hc):
     _, sid = create(hc, ASG_OF_MAPPED, environment=ENVIRONMENT, files=FILES)
     outputs = outputs_of(wait_stack(hc, sid, "CREATE_COMPLETE"))
     assert outputs["values"] == ["m1.small/member", "m1.small/member"]
+
+
+METADATA = """
+heat_template_version: 2016-10-14
+parameters:
+  port: {type: number, default: 8080}
+resources:
+  secret:
+    type: OS::Heat::RandomString
+    properties: {length: 12}
+  config:
+    type: OS::Heat::None
+    metadata:
+      app:
+        port: {get_param: port}
+        secret_ref: {get_resource: secret}
+        secret: {get_attr: [secret, value]}
+      tags: [web, {get_param: "OS::stack_name"}]
+  plain:
+    type: OS::Heat::None
+"""
+
+
+def test_a_resources_template_metadata_is_resolved_and_kept_as_heat_keeps_it(hc):
+    name, sid = create(hc, METADATA)
+    wait_stack(hc, sid, "CREATE_COMPLETE")
+    secret = hc.resources.get(sid, "secret")
+    metadata = hc.resources.metadata(sid, "config")
+    assert metadata["app"]["port"] == 8080
+    assert metadata["app"]["secret_ref"] == secret.physical_resource_id
+    assert isinstance(metadata["app"]["secret"], str) and len(metadata["app"]["secret"]) == 12
+    assert metadata["tags"] == ["web", name]
+    assert hc.resources.metadata(sid, "plain") == {}
+    # A change of only the metadata (and a parameter it uses) is kept by the update.
+    changed = METADATA.replace("tags: [web,", "tags: [api,")
+    hc.stacks.update(sid, template=changed, parameters={"port": 9090})
+    wait_stack(hc, sid, "UPDATE_COMPLETE")
+    metadata = hc.resources.metadata(sid, "config")
+    assert metadata["app"]["port"] == 9090
+    assert metadata["tags"] == ["api", name]
+    assert metadata["app"]["secret_ref"] == secret.physical_resource_id
