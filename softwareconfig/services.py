@@ -9,6 +9,7 @@ from heatweb.exceptions import BadRequest, Conflict, EntityNotFound, StackValida
 from softwareconfig.components import check_io, signal_outcome
 from softwareconfig.models import DEPLOYMENT_STATUSES, SoftwareConfig, SoftwareDeployment
 from stacks.models import Resource
+from stacks.selectors import resource_metadata_shown
 
 
 class InvalidRestrictedAction(Conflict):
@@ -228,10 +229,11 @@ def resource_metadata(res, project):
     """A resource's metadata as Heat keeps it: a server configured by software deployments
     (``user_data_format: SOFTWARE_CONFIG``), or one deployments were made for, has
     ``deployments`` (what ``server_metadata`` lists) beside the template's metadata."""
+    shown = resource_metadata_shown(res)
     server_id = res.physical_resource_id
     configured = res.type == "OS::Nova::Server" and \
         (res.properties_data or {}).get("user_data_format") == "SOFTWARE_CONFIG"
     if not server_id or not (configured or SoftwareDeployment.objects.filter(
             project=project, server_id=server_id).exists()):
-        return res.rsrc_metadata
-    return {**(res.rsrc_metadata or {}), "deployments": server_metadata(project, server_id)}
+        return shown
+    return {**shown, "deployments": server_metadata(project, server_id)}

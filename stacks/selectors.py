@@ -409,6 +409,11 @@ def stack_event(stack, event_id):
     return event
 
 
+def resource_metadata_shown(res):
+    """A resource's metadata: the template's, and what its type adds (a handle's signals)."""
+    return registry.plugin_or_base(res.type).shown_metadata(res)
+
+
 def resource_attributes(res):
     """The attributes a resource's show lists: the stored ones, a group's members' read
     from their rows (the group stores only where they are)."""

@@ -6,7 +6,8 @@ from stacks.definitions import definition_cache
 from stacks.hidden import mask
 from stacks.models import states as st
 from stacks.resources.stack import OUTPUT_ERRORS
-from stacks.selectors import resource_attributes, stack_summary_row, template_description
+from stacks.selectors import (resource_attributes, resource_metadata_shown, stack_summary_row,
+                              template_description)
 
 
 def heat_time(value):
@@ -128,7 +129,7 @@ def resource_body(res, links, *, required_by=(), with_attributes=False, nested_n
         body["attributes"] = mask({k: v for k, v in resource_attributes(res).items()
                                    if k != OUTPUT_ERRORS}, hidden)
         body["description"] = ""
-        body["metadata"] = mask(res.rsrc_metadata or {}, hidden)
+        body["metadata"] = mask(resource_metadata_shown(res), hidden)
     return body
 
 

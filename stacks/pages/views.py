@@ -248,7 +248,7 @@ def resource_detail(request, stack_id, resource_name):
                                                 role=request.role)]
     context = {"stack": stack, "res": res, "parent": stack.parent, "hidden": hidden,
                "properties": mask(res.properties_data or {}, hidden),
-               "metadata": mask(res.rsrc_metadata or {}, hidden),
+               "metadata": mask(selectors.resource_metadata_shown(res), hidden),
                "child": page_selectors.stack_children(stack).get(res.name),
                "depends_on": deps.get(res.name, []),
                "required_by": selectors.required_by(deps).get(res.name, []),

@@ -383,6 +383,12 @@ class ResourcePlugin:
         return attribute_path(attrs.get(name), path)
 
     @classmethod
+    def shown_metadata(cls, res):
+        """The resource's metadata as Heat shows it: the template's, resolved and stored
+        by the engine; a wait condition handle adds the signals it received."""
+        return res.rsrc_metadata or {}
+
+    @classmethod
     def shown_attributes(cls, attrs):
         """The attributes a resource show lists, from ``attrs`` (what ``attributes()``
         stored); a group derives its members' on reading."""

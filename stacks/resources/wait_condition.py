@@ -97,6 +97,14 @@ class WaitConditionHandle(ResourcePlugin):
             raise ResourceFailure("Too many signals at once to number them")
         return f"Signal: {status} signal {number} received: {reason}"
 
+    @classmethod
+    def shown_metadata(cls, res):
+        """Heat keeps a handle's signals in its metadata: ``{id: {data, reason, status}}``."""
+        signals = WaitConditionSignal.objects.filter(resource_id=res.pk).order_by("pk")
+        return {**(res.rsrc_metadata or {}),
+                **{s.signal_id: {"data": s.data, "reason": s.reason, "status": s.status}
+                   for s in signals}}
+
     def signal_wakes(self):
         """Ids of the waiting wait conditions of this handle (the signal may complete them)."""
         if not self.physical_id:

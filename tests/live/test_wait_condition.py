@@ -85,6 +85,10 @@ def test_two_success_signals_complete_the_wait(heat):
     reasons = [e.resource_status_reason for e in heat.events.list(stack_id,
                                                                   resource_name="handle")]
     assert any("SUCCESS signal b received: done" in r for r in reasons), reasons
+    # Heat keeps a handle's signals in its metadata, by id.
+    assert heat.resources.metadata(stack_id, "handle") == {
+        "a": {"data": "first", "reason": "Signal a received", "status": "SUCCESS"},
+        "b": {"data": "second", "reason": "done", "status": "SUCCESS"}}
 
 
 def test_a_failure_signal_fails_the_wait_with_its_reason(heat):
