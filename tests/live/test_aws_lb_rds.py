@@ -20,7 +20,12 @@ HEALTH = {"HealthyThreshold": "3", "Interval": "10", "Target": "HTTP:8080/",
           "Timeout": "5", "UnhealthyThreshold": "5"}
 
 
-def lb_template(instances):
+def lb_template(instances, *, groups=None):
+    balancer = {"AvailabilityZones": {"Fn::GetAZs": ""},
+                "Instances": [{"Ref": name} for name in instances],
+                "Listeners": LISTENERS, "HealthCheck": HEALTH}
+    if groups:
+        balancer["SecurityGroups"] = [{"Ref": group} for group in groups]
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Parameters": {"KeyName": {"Type": "String", "Default": "demo"},
@@ -30,10 +35,12 @@ def lb_template(instances):
                       "Properties": {"ImageId": "cirros", "InstanceType": "m1.small",
                                      "KeyName": {"Ref": "KeyName"}}}
                for name in ("WikiServerOne", "WikiServerTwo")},
-            "LoadBalancer": {"Type": "AWS::ElasticLoadBalancing::LoadBalancer", "Properties": {
-                "AvailabilityZones": {"Fn::GetAZs": ""},
-                "Instances": [{"Ref": name} for name in instances],
-                "Listeners": LISTENERS, "HealthCheck": HEALTH}}},
+            "WebGroup": {"Type": "AWS::EC2::SecurityGroup", "Properties": {
+                "GroupDescription": "http in", "SecurityGroupIngress": [
+                    {"IpProtocol": "tcp", "FromPort": "80", "ToPort": "80",
+                     "CidrIp": "0.0.0.0/0"}]}},
+            "LoadBalancer": {"Type": "AWS::ElasticLoadBalancing::LoadBalancer",
+                             "Properties": balancer}},
         "Outputs": {
             "WebsiteURL": {"Value": {"Fn::Join": ["", [
                 "http://", {"Fn::GetAtt": ["LoadBalancer", "DNSName"]}, "/wordpress"]]}},
@@ -138,6 +145,15 @@ def test_load_balancer_over_two_instances_created_updated_deleted(heat):  # noqa
     assert hc.resources.get(child, "LB_instance").physical_resource_id == instance_id
     cfg = haproxy_cfg(hc, child)
     assert f"    server server1 {ips[1]}:8080 check" in cfg and ips[0] not in cfg
+
+    # SecurityGroups change in place too: the child's instance gets them (a new instance,
+    # as an AWS::EC2::Instance's SecurityGroups change replaces it, in Heat too).
+    hc.stacks.update(stack_id, template=lb_template(["WikiServerTwo"], groups=["WebGroup"]))
+    settle(hc, stack_id, "UPDATE_COMPLETE")
+    assert hc.resources.get(stack_id, "LoadBalancer").physical_resource_id == child
+    assert hc.stacks.get(child).parameters["SecurityGroups"] == f"{name}-WebGroup"
+    assert hc.resources.get(child, "LB_instance").physical_resource_id != instance_id
+    assert f"    server server1 {ips[1]}:8080 check" in haproxy_cfg(hc, child)
 
     hc.stacks.delete(stack_id)
     wait_deleted(hc, stack_id)
