@@ -274,6 +274,16 @@ class LoadBalancer(ChildStackResource):
                                             "Timeout'}")
         return props
 
+    @classmethod
+    def schema_doc(cls):
+        """As Heat's: the properties not implemented are not shown (nor in the type's
+        template)."""
+        doc = super().schema_doc()
+        doc["properties"] = {k: v for k, v in doc["properties"].items()
+                             if not isinstance(cls.properties_schema[k],
+                                               NotImplementedProperty)}
+        return doc
+
     def _parent_parameters(self):
         from stacks.definitions import definition_cache
 
