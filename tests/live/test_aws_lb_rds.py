@@ -100,10 +100,19 @@ def settle(hc, stack_id, wanted, *, timeout=120):
 
 
 def haproxy_cfg(hc, child_id):
-    template = hc.stacks.template(child_id)
-    files = template["Resources"]["LB_instance"]["Metadata"][
-        "AWS::CloudFormation::Init"]["config"]["files"]
-    return files["/etc/haproxy/haproxy.cfg"]["content"]
+    """The haproxy config as cfn-init on the instance reads it (the instance's resource
+    metadata), which is the child template's, resolved."""
+    def cfg(metadata):
+        files = metadata["AWS::CloudFormation::Init"]["config"]["files"]
+        return files["/etc/haproxy/haproxy.cfg"]["content"]
+
+    in_template = cfg(hc.stacks.template(child_id)["Resources"]["LB_instance"]["Metadata"])
+    metadata = hc.resources.metadata(child_id, "LB_instance")
+    assert cfg(metadata) == in_template
+    # the credentials file's Fn::Join is resolved: the access key's id and secret
+    assert metadata["AWS::CloudFormation::Init"]["config"]["files"][
+        "/etc/cfn/cfn-credentials"]["content"].startswith("AWSAccessKeyId=")
+    return in_template
 
 
 def test_load_balancer_over_two_instances_created_updated_deleted(heat):  # noqa: F811
