@@ -128,7 +128,7 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
     @staticmethod
     def _network_of_project(project_id):
         """Nova's choice for a server given no networks: the one network available to the
-        project (its own unshared networks, else the shared ones), as ``networks``.
+        project (its own unshared networks and the shared ones), as ``networks``.
 
         External networks do not count (on a cloud they belong to the operator's
         project). Where Nova refuses the boot ("Multiple possible networks found",
@@ -137,11 +137,9 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
         """
         own = [row for row in live("network", project_id=project_id)
                if not row.fields.get("shared")]
-        for rows in (own, live("network", fields__shared=True)):
-            found = [row.pk for row in rows if not row.fields.get("router:external")]
-            if found:
-                return [{"network": found[0]}] if len(found) == 1 else []
-        return []
+        found = [row.pk for row in [*own, *live("network", fields__shared=True)]
+                 if not row.fields.get("router:external")]
+        return [{"network": found[0]}] if len(found) == 1 else []
 
     def _attach(self, project_id, networks, *, server_id):
         """Each of Heat's ``networks`` entries as ``{network, addr, port, auto}``.

@@ -47,7 +47,7 @@ def test_a_server_without_networks_gets_no_port_when_nova_would_not_choose():
     lonely = cloud.server_create(project_id="p1", name="vm", image="cirros",
                                  flavor="m1.tiny")
     _network(cloud, "p1", "one")
-    _network(cloud, "p1", "two")
+    _network(cloud, "p2", "shared", shared=True)  # Nova counts the shared ones too
     ambiguous = cloud.server_create(project_id="p1", name="vm", image="cirros",
                                     flavor="m1.tiny")
 
