@@ -21,7 +21,7 @@ from stacks.cloud.driver import CloudDriver, CloudError
 from stacks.cloud.models import SimFault, SimImage, SimServer
 from stacks.cloud.simulated_cinder import SimulatedCinder, volumes_attached
 from stacks.cloud.simulated_neutron import SimulatedNeutron
-from stacks.cloud.simulated_objects import SimulatedObjects
+from stacks.cloud.simulated_objects import SimulatedObjects, live
 from stacks.cloud.simulated_octavia import SimulatedOctavia
 from stacks.cloud.simulated_swift_barbican import SimulatedSwiftBarbican
 from stacks.cloud.simulated_services import SimulatedServices
@@ -101,7 +101,8 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
         self.block_devices_check(block_devices or [])
         boot = settings.HEATWEB.get("SIM_BOOT_SECONDS", 0)
         server_id = uuid.uuid4().hex
-        nics = self._attach(project_id, networks or [], server_id=server_id)
+        nics = self._attach(project_id, networks or self._network_of_project(project_id),
+                            server_id=server_id)
         # An address of 10.0.0.0/8 taken from the id (a real cloud's DHCP
         # would hand out the next free one).
         host = int(server_id[:6], 16)
@@ -109,7 +110,7 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
             id=server_id, project_id=project_id, name=name, image=image, flavor=flavor,
             metadata=metadata or {}, user_data=user_data or "", networks=nics,
             options=options or {}, creation_key=creation_key or "",
-            address=nics[0]["addr"] if nics else
+            address=nics[0]["addr"] if nics and nics[0]["addr"] else
             f"10.{host >> 16}.{host >> 8 & 255}.{max(2, host & 255) % 255}",
             ready_at=timezone.now() + timedelta(seconds=boot))
         self.block_devices_create(server.id, block_devices or [], project_id=project_id)
@@ -123,6 +124,22 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
     def find_boot_source(self, kind, name_or_id):
         """A simulated server boots on any image or flavor name: each is known."""
         return name_or_id
+
+    @staticmethod
+    def _network_of_project(project_id):
+        """Nova's choice for a server given no networks: the one network available to the
+        project (its own unshared networks and the shared ones), as ``networks``.
+
+        External networks do not count (on a cloud they belong to the operator's
+        project). Where Nova refuses the boot ("Multiple possible networks found",
+        NetworkAmbiguous), or has no network to give, the simulated server boots without
+        a port, with an address of its own.
+        """
+        own = [row for row in live("network", project_id=project_id)
+               if not row.fields.get("shared")]
+        found = [row.pk for row in [*own, *live("network", fields__shared=True)]
+                 if not row.fields.get("router:external")]
+        return [{"network": found[0]}] if len(found) == 1 else []
 
     def _attach(self, project_id, networks, *, server_id):
         """Each of Heat's ``networks`` entries as ``{network, addr, port, auto}``.

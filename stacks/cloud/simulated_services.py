@@ -5,16 +5,24 @@ known by its name; a quota is its project's; a role assignment names its
 actor (user or group), role and target (project or domain); deleting a
 user, group, project or role takes its role assignments with it, as in
 Keystone. Passwords are never shown again. The roles Keystone's bootstrap makes
-(admin, member, reader) are there in every cloud: made on first use.
+(admin, member, reader) and the catalog's region (RegionOne) are there in every
+cloud: made on first use.
 """
 import uuid
 from functools import partialmethod
+
+from django.conf import settings
 
 from stacks.cloud.driver import CloudError
 from stacks.cloud.simulated_objects import live
 
 
 BOOTSTRAP_ROLES = ("admin", "member", "reader")
+
+
+def bootstrap_region():
+    """The region of this cloud's catalog, which Keystone's bootstrap makes (RegionOne)."""
+    return settings.HEATWEB.get("OS_REGION") or "RegionOne"
 
 
 class SimulatedServices:
@@ -25,6 +33,11 @@ class SimulatedServices:
                 and not live("role", name=name_or_id).exists():
             self.sim_row_create("role", project_id="", name=name_or_id,
                                 fields=self._complete_role({"project_id": ""}, ""))
+        if kind == "region" and name_or_id == bootstrap_region() \
+                and not live("region", pk=name_or_id).exists():
+            self.sim_row_create("region", project_id="", name="", object_id=name_or_id,
+                                fields={"project_id": "", **self._complete_region(
+                                    {"id": name_or_id}, "")})
         return super()._lookup_id(kind, name_or_id, project_id)
 
     # Nova ----------------------------------------------------------------------------------

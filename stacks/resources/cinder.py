@@ -347,6 +347,14 @@ class EncryptedVolumeType(CinderResource):
     field_names = {"volume_type": "volume_type_id"}
     attributes_schema = attributes()
 
+    def handle_create(self):
+        super().handle_create()
+        self.data["volume_type_id"] = self.existing().get("volume_type_id")
+
+    def get_reference_id(self):
+        """Heat's resource id: the id of the volume type it encrypts, what a volume's
+        ``volume_type`` takes (``get_resource`` of it names the encrypted type)."""
+        return self.data.get("volume_type_id") or super().get_reference_id()
 
 
 @register

@@ -202,3 +202,38 @@ resources:
 """)
     assert "Neither image nor bootable volume is specified for instance s" in str(raised.value)
     assert "OS::Cinder::Volume" in [t.resource_type for t in hc.resource_types.list()]
+
+
+ENCRYPTED_BY_REFERENCE = """
+heat_template_version: 2018-08-31
+resources:
+  vtype:
+    type: OS::Cinder::VolumeType
+    properties: {name: {list_join: ["-", [{get_param: "OS::stack_name"}, luks]]}}
+  encryption:
+    type: OS::Cinder::EncryptedVolumeType
+    properties: {volume_type: {get_resource: vtype}, control_location: front-end,
+                 provider: nova.volume.encryptors.luks.LuksEncryptor}
+  vol:
+    type: OS::Cinder::Volume
+    properties: {size: 1, volume_type: {get_resource: encryption}}
+outputs:
+  encryption: {value: {get_resource: encryption}}
+  volume_type: {value: {get_attr: [vol, volume_type]}}
+  encrypted: {value: {get_attr: [vol, encrypted]}}
+"""
+
+
+def test_get_resource_of_an_encrypted_volume_type_names_the_type(hc):
+    """heat-templates' server_with_encrpyted_volume.yaml: a volume's ``volume_type`` is
+    ``get_resource`` of the EncryptedVolumeType, whose reference is (as Heat's resource
+    id) the id of the volume type it encrypts; it was the encryption's own id, and the
+    volume failed with "Volume type with name <id> could not be found"."""
+    name, stack_id = create(hc, ENCRYPTED_BY_REFERENCE, disable_rollback=True)
+    stack = wait_stack(hc, stack_id, "CREATE_COMPLETE")
+    ids = physical_ids(hc, stack_id)
+    out = outputs(hc, stack_id)
+    assert out["encryption"] == ids["vtype"], stack.stack_status_reason
+    assert out["volume_type"] == f"{name}-luks" and out["encrypted"] == "True"
+    hc.stacks.delete(stack_id)
+    wait_deleted(hc, stack_id)
