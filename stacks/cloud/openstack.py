@@ -174,7 +174,8 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         with self._lock:
             if self._connection is None:
                 self._connection = openstack.connect(
-                    cloud=settings.HEATWEB.get("OS_CLOUD") or None)
+                    cloud=settings.HEATWEB.get("OS_CLOUD") or None,
+                    app_name=settings.HEATWEB.get("CLOUD_APP_NAME") or None)
             return self._connection
 
     # Servers -----------------------------------------------------------------------
