@@ -388,7 +388,7 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
     def _existing_server(self, server_id):
         server = _gone(self.conn.compute.get_server, server_id)
         if server is None:
-            raise CloudError(f"Instance {server_id} could not be found. (HTTP 404)")
+            raise CloudNotFound(f"Instance {server_id} could not be found. (HTTP 404)")
         return server
 
     def server_delete(self, server_id):
@@ -422,11 +422,12 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
                 self._delete_internal_ports([fields["port_id"]])
             raise
 
+    # The action goes to the id as it is (no read first): a server gone is Nova's 404.
     def server_suspend(self, server_id):
-        call(self.conn.compute.suspend_server, self._existing_server(server_id))
+        call(self.conn.compute.suspend_server, server_id)
 
     def server_resume(self, server_id):
-        call(self.conn.compute.resume_server, self._existing_server(server_id))
+        call(self.conn.compute.resume_server, server_id)
 
     def server_reboot(self, server_id):
         call(self.conn.compute.reboot_server, self._existing_server(server_id), "SOFT")

@@ -53,3 +53,37 @@ def test_a_refusal_is_not_tried_again_and_keeps_the_clouds_words():
     with pytest.raises(CloudNotFound):
         driver.call(gone)
     assert gone.calls == 1
+
+
+class Compute:
+    """openstacksdk's compute proxy, recording what is asked of it."""
+
+    def __init__(self, missing=()):
+        self.calls, self.missing = [], set(missing)
+
+    def _action(self, name, server):
+        self.calls.append((name, server))
+        if server in self.missing:
+            raise os_exceptions.ResourceNotFound(message=f"Instance {server} could not be found.",
+                                                 http_status=404)
+
+    def suspend_server(self, server):
+        self._action("suspend", server)
+
+    def resume_server(self, server):
+        self._action("resume", server)
+
+    def get_server(self, server):
+        self._action("get", server)
+
+
+def test_suspend_and_resume_go_to_the_id_without_reading_the_server_first():
+    from types import SimpleNamespace
+
+    compute = Compute(missing={"gone"})
+    cloud = driver.OpenStackCloud(connection=SimpleNamespace(compute=compute))
+    cloud.server_suspend("abc")
+    cloud.server_resume("abc")
+    assert compute.calls == [("suspend", "abc"), ("resume", "abc")]
+    with pytest.raises(CloudNotFound, match="Instance gone could not be found"):
+        cloud.server_suspend("gone")
