@@ -115,8 +115,10 @@ class CloudDriver(ABC):
         """Change name, flavor, metadata, tags or admin_pass in place."""
 
     @abstractmethod
-    def server_delete(self, server_id):
-        """Delete the server (refused while it is locked)."""
+    def server_delete(self, server_id, *, internal_ports=True):
+        """Delete the server (refused while it is locked). ``internal_ports``: whether it
+        may have ports made for its ``networks`` entries naming a subnet (deleted with
+        it); False spares looking for them."""
 
     @abstractmethod
     def server_suspend(self, server_id):

@@ -1,6 +1,7 @@
 """The cloud calls a stack's actions make beside the ones they need (bench_direct compares
 them with a script's): a suspend or resume reads no object it does not act on, and a
-server's update reads the server once (its attributes), not once more before."""
+server's update reads the server once (its attributes), not once more before; a Neutron
+object's delete is not followed by a read."""
 import pytest
 from django.utils import timezone
 
@@ -62,6 +63,11 @@ def test_suspend_resume_and_update_read_only_what_they_act_on(worker):
     assert calls["server_get"] == 1, calls  # the attributes after the update; none before
     server = Resource.objects.get(stack=stack, name="server")
     assert server.attributes_data["show"]["metadata"] == {"marker": "2"}
+
+    calls = calls_of(lifecycle.stack_delete, stack.pk, "DELETE_COMPLETE")
+    # Neutron's answer to a delete says the object is gone: no read after it.
+    assert calls["object_delete"] == 3
+    assert calls["object_get"] == 0, calls
 
 
 @pytest.mark.django_db(transaction=True)
