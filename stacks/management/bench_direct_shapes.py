@@ -132,7 +132,18 @@ class Direct:
         self.servers = []
 
     def _all(self, function, items):
-        return list(self.pool.map(function, items))
+        futures = [self.pool.submit(function, item) for item in items]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:
+            # Nothing more is started, and what runs ends before anyone cleans up after.
+            for future in futures:
+                future.cancel()
+            self.pool.shutdown(wait=True)
+            raise
+
+    def close(self):
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
     def create(self):
         image = self.conn.image.find_image(self.image, ignore_missing=False).id

@@ -70,7 +70,7 @@ class Command(BaseCommand):
         self.agents = {"direct": f"bench-direct-{run}", "heatweb": f"bench-heatweb-{run}"}
         self.admin = openstack.connect(cloud="heatweb-admin")
         self.made = Accounts(self.admin, run)
-        rows = []
+        rows = self.rows = []
         try:
             self.made.create()
             call_command("migrate", verbosity=0)
@@ -79,10 +79,11 @@ class Command(BaseCommand):
                 heat = self._heat_client(served)
                 direct_conn = self.made.connection("direct", app_name=self.agents["direct"])
                 for shape in shapes:
-                    rows.extend(self._shape(shape, direct_conn, heat))
+                    self._shape(shape, direct_conn, heat)
         finally:
             self.made.delete()
-        self._print(rows, shapes)
+            if rows:  # what was measured, also when a later shape failed
+                self._print(rows, shapes)
 
     # set-up ---------------------------------------------------------------------------
 
@@ -131,19 +132,23 @@ class Command(BaseCommand):
                 heat.stacks.delete(stack["id"])
             return stack["id"]
 
-        rows = []
+        try:
+            self._phases(shape, direct, heatweb)
+        finally:
+            direct.close()
+
+    def _phases(self, shape, direct, heatweb):
         for phase, target in PHASES:
             load = os.getloadavg()[0]
             d_seconds, d_counts = self._measure("direct", lambda: getattr(direct, phase)())
             cpu = self.served.cpu_seconds()
             h_seconds, h_counts = self._measure(
                 "heatweb", lambda: self._wait(heatweb(phase), target, phase))
-            rows.append({"shape": shape.name, "servers": shape.servers, "phase": phase,
-                         "load": load, "direct": (d_seconds, d_counts),
-                         "heatweb": (h_seconds, h_counts),
-                         "cpu": self.served.cpu_seconds() - cpu})
-            self.stderr.write(self._row(rows[-1]))
-        return rows
+            self.rows.append({"shape": shape.name, "servers": shape.servers, "phase": phase,
+                              "load": load, "direct": (d_seconds, d_counts),
+                              "heatweb": (h_seconds, h_counts),
+                              "cpu": self.served.cpu_seconds() - cpu})
+            self.stderr.write(self._row(self.rows[-1]))
 
     def _measure(self, side, run):
         mark = self.logs.mark()
@@ -238,8 +243,10 @@ class Accounts:
 
     def connection(self, side, *, app_name):
         auth_url = self.admin.config.auth["auth_url"]
+        # connect_retries: a connection the API's gunicorn reset is tried again (as
+        # heatweb's driver does).
         return openstack.connect(load_yaml_config=False, load_envvars=False,
-                                 auth_url=auth_url, username=self.user.name,
+                                 connect_retries=3, auth_url=auth_url, username=self.user.name,
                                  password=self.password, project_id=self.projects[side].id,
                                  user_domain_id="default", app_name=app_name)
 
