@@ -68,7 +68,7 @@ class Command(BaseCommand):
         self.logs = AccessLogs(os.path.join(base, "log"))
         run = uuid.uuid4().hex[:6]
         self.agents = {"direct": f"bench-direct-{run}", "heatweb": f"bench-heatweb-{run}"}
-        self.admin = openstack.connect(cloud="heatweb-admin")
+        self.admin = openstack.connect(cloud="heatweb-admin", connect_retries=3)
         self.made = Accounts(self.admin, run)
         rows = self.rows = []
         try:
@@ -81,9 +81,9 @@ class Command(BaseCommand):
                 for shape in shapes:
                     self._shape(shape, direct_conn, heat)
         finally:
-            self.made.delete()
             if rows:  # what was measured, also when a later shape failed
                 self._print(rows, shapes)
+            self.made.delete()
 
     # set-up ---------------------------------------------------------------------------
 
@@ -273,7 +273,8 @@ class Accounts:
 
     def _empty(self, project_id):
         compute, network = self.admin.compute, self.admin.network
-        servers = list(compute.servers(all_projects=True, project_id=project_id))
+        # In pages: one page lists the servers' ports in one URL to Neutron.
+        servers = list(compute.servers(all_projects=True, project_id=project_id, limit=20))
         for server in servers:
             compute.delete_server(server, ignore_missing=True)
         for server in servers:
