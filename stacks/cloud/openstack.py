@@ -27,7 +27,7 @@ from stacks.cloud.driver import CloudDriver, CloudError, CloudNotFound, nova_met
 from stacks.cloud.openstack_actions import ActionCalls
 from stacks.cloud.openstack_cinder import CinderCalls
 from stacks.cloud.openstack_swift_barbican import SwiftBarbicanCalls
-from stacks.cloud.openstack_objects import ObjectCalls
+from stacks.cloud.openstack_objects import ObjectCalls, _is_id
 
 log = logging.getLogger(__name__)
 
@@ -115,16 +115,20 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         self._connection = connection
         self._lock = threading.Lock()
         self._ids = {}  # (finder, name) -> (id, found at), see _looked_up
+        self._lookup_lock = threading.Lock()
 
     def _looked_up(self, finder, name):
         """The id of the image or flavor ``name`` (a name or an id), looked up at most once a
         ``LOOKUP_SECONDS``."""
         key = (finder.__name__, name)
-        found = self._ids.get(key)
-        if found is None or time.monotonic() - found[1] > LOOKUP_SECONDS:
-            found = self._ids[key] = (call(finder, name, ignore_missing=False).id,
-                                      time.monotonic())
-        return found[0]
+        # One lookup at a time: a batch's creates, side by side in threads, would each
+        # look the name up at once before the first had stored it.
+        with self._lookup_lock:
+            found = self._ids.get(key)
+            if found is None or time.monotonic() - found[1] > LOOKUP_SECONDS:
+                found = self._ids[key] = (call(finder, name, ignore_missing=False).id,
+                                          time.monotonic())
+            return found[0]
 
     def find_boot_source(self, kind, name_or_id):
         finder = self.conn.image.find_image if kind == "image" else \
@@ -228,8 +232,13 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         return [{"uuid": visible[0].id}] if len(visible) == 1 else "none"
 
     def _network_id(self, entry):
-        return call(self.conn.network.find_network, entry.get("network") or entry.get("uuid"),
-                    ignore_missing=False).id
+        """A network given by id is looked at once a ``LOOKUP_SECONDS`` (a group's servers
+        share theirs); a name is looked up each time (a network of that name may have been
+        made again meanwhile)."""
+        value = entry.get("network") or entry.get("uuid")
+        if _is_id(value):
+            return self._looked_up(self.conn.network.find_network, value)
+        return call(self.conn.network.find_network, value, ignore_missing=False).id
 
     def _internal_port(self, entry, security_groups):
         subnet = call(self.conn.network.find_subnet, entry["subnet"], ignore_missing=False)

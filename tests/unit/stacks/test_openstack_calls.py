@@ -108,3 +108,39 @@ def test_a_server_without_ports_made_for_subnets_is_deleted_without_a_port_list(
     assert deleted == ["abc"] and network.listed == []
     cloud.server_delete("def")
     assert deleted == ["abc", "def"] and network.listed == [{"device_id": "def"}]
+
+
+def test_a_batch_of_creates_side_by_side_looks_an_image_and_a_network_up_once():
+    import threading
+    import time as clock
+    from types import SimpleNamespace
+
+    looked = []
+
+    def finder(kind):
+        def find(name, ignore_missing=False):
+            looked.append((kind, name))
+            clock.sleep(0.05)  # a round trip: the other threads arrive meanwhile
+            return SimpleNamespace(id=f"{kind}-id")
+        find.__name__ = f"find_{kind}"
+        return find
+
+    net_id = "5d1e6c1c-0a4b-4f33-9a5e-2f0f4b7e8a11"
+    conn = SimpleNamespace(image=SimpleNamespace(find_image=finder("image")),
+                           compute=SimpleNamespace(find_flavor=finder("flavor")),
+                           network=SimpleNamespace(find_network=finder("network")))
+    cloud = driver.OpenStackCloud(connection=conn)
+
+    def boot():
+        cloud.find_boot_source("image", "cirros")
+        cloud._network_id({"network": net_id})
+
+    threads = [threading.Thread(target=boot) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(looked) == [("image", "cirros"), ("network", net_id)]
+    cloud._network_id({"network": "private"})  # a name: looked up every time
+    cloud._network_id({"network": "private"})
+    assert looked.count(("network", "private")) == 2
