@@ -20,6 +20,13 @@ import yaml
 CIDR = "10.77.0.0/22"  # room for 100 servers and their ports
 
 
+class _Dumper(yaml.SafeDumper):
+    """Each repeated value written out again: heatweb, as Heat, refuses many YAML aliases."""
+
+    def ignore_aliases(self, data):
+        return True
+
+
 @dataclass(frozen=True)
 class Tier:
     name: str
@@ -103,7 +110,7 @@ def template_and_files(shape, *, image, flavor):
                      "resources": _tier_resources(
                          tier, image=image, flavor=flavor, net={"get_param": "net"},
                          subnet={"get_param": "subnet"})}
-            files[f"{tier.name}.yaml"] = yaml.safe_dump(child, sort_keys=False)
+            files[f"{tier.name}.yaml"] = yaml.dump(child, Dumper=_Dumper, sort_keys=False)
             resources[tier.name] = {"type": f"{tier.name}.yaml", "properties": {
                 "marker": {"get_param": "marker"}, "net": {"get_resource": "net"},
                 "subnet": {"get_resource": "subnet"}}}
@@ -115,7 +122,7 @@ def template_and_files(shape, *, image, flavor):
                                                    "resource_def": server}}
     template = {"heat_template_version": "2018-08-31", "parameters": MARKER,
                 "resources": resources}
-    return yaml.safe_dump(template, sort_keys=False), files
+    return yaml.dump(template, Dumper=_Dumper, sort_keys=False), files
 
 
 class Direct:
