@@ -111,8 +111,9 @@ class CloudDriver(ABC):
                 for server_id in server_ids}
 
     @abstractmethod
-    def server_update(self, server_id, **fields):
-        """Change name, flavor, metadata, tags or admin_pass in place."""
+    def server_update(self, server_id, *, creation_key=None, **fields):
+        """Change name, flavor, metadata, tags or admin_pass in place. ``creation_key``:
+        the one the server was made with (kept in its metadata), when known."""
 
     @abstractmethod
     def server_delete(self, server_id, *, internal_ports=True):

@@ -21,6 +21,7 @@ import openstack
 from django.conf import settings
 from keystoneauth1 import exceptions as ksa_exceptions
 from openstack import exceptions as os_exceptions
+from openstack.compute.v2.server import Server
 
 from heatweb.keystone import session_for_stack, session_for_user
 from stacks.cloud.driver import CloudDriver, CloudError, CloudNotFound, nova_metadata
@@ -369,7 +370,13 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         ports = self._ports_by_address([server.id for server in servers]) if servers else {}
         return {server.id: self._server_dict(server, ports) for server in servers}
 
-    def server_update(self, server_id, **fields):
+    def server_update(self, server_id, *, creation_key=None, **fields):
+        if creation_key and set(fields) == {"metadata"}:
+            # Nova replaces the whole set (PUT), our key with it: no read of the server
+            # first; a server gone is Nova's 404.
+            wanted = {**nova_metadata(fields["metadata"] or {}), KEY_PROPERTY: creation_key}
+            call(Server.new(id=server_id).replace_metadata, self.conn.compute, wanted)
+            return
         server = self._existing_server(server_id)
         if "name" in fields:
             call(self.conn.compute.update_server, server, name=fields["name"])

@@ -223,7 +223,7 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
         else:
             _settle(rows, _SETTLES_TO[pending])
 
-    def server_update(self, server_id, **fields):
+    def server_update(self, server_id, *, creation_key=None, **fields):
         server = self._server(server_id, "server_update")
         if "flavor" in fields:
             self._refuse_if_locked(server, "resize")

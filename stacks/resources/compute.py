@@ -167,7 +167,8 @@ class Server(ResourcePlugin):
         # there are no fields to update.
         try:
             if fields:
-                self.cloud.server_update(self.physical_id, **fields)
+                self.cloud.server_update(self.physical_id, creation_key=self.creation_key,
+                                         **fields)
             elif self.cloud.server_get(self.physical_id) is None:
                 raise CloudNotFound(self.physical_id)
         except CloudNotFound:

@@ -144,3 +144,17 @@ def test_a_batch_of_creates_side_by_side_looks_an_image_and_a_network_up_once():
     cloud._network_id({"network": "private"})  # a name: looked up every time
     cloud._network_id({"network": "private"})
     assert looked.count(("network", "private")) == 2
+
+
+def test_a_metadata_update_replaces_the_set_with_the_creation_key_without_a_read():
+    from types import SimpleNamespace
+
+    sent = []
+    compute = SimpleNamespace(
+        put=lambda url, json: sent.append(("PUT", url, json)) or SimpleNamespace(
+            status_code=200, headers={}),
+        get_server=lambda server: sent.append(("GET", server)))
+    cloud = driver.OpenStackCloud(connection=SimpleNamespace(compute=compute))
+    cloud.server_update("abc", creation_key="k1", metadata={"marker": "2", "n": 3})
+    assert sent == [("PUT", "servers/abc/metadata", {"metadata": {
+        "marker": "2", "n": "3", driver.KEY_PROPERTY: "k1"}})]
