@@ -26,7 +26,7 @@ from stacks.models import states as st
 from stacks.models.events import resource_event
 from stacks.models.states import STATELESS_ACTIONS
 from stacks.plugins import node_data, plugin_class, plugin_for
-from stacks.resources.base import CREATION_KEY
+from stacks.resources.base import CREATION_KEY, ResourcePlugin
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 
 log = logging.getLogger(__name__)
@@ -286,7 +286,8 @@ def action_finish(ctx, res, *, plugin, props, pending):
         res.rsrc_metadata = pending["metadata"]
     if "physical_lock" in pending:
         res.plugin_data = {**res.plugin_data, PHYSICAL_LOCK_FLAG: pending["physical_lock"]}
-    if action != "DELETE" and not (action in STATELESS_ACTIONS and plugin.nested_stack):
+    if action != "DELETE" and not (action in STATELESS_ACTIONS and plugin.nested_stack) \
+            and not _left_alone(plugin, action):
         # After a lock or unlock too: the ``show`` attribute then says locked/protected.
         res.attributes_data = _attributes(plugin)
     _save_and_unlock(res)
@@ -296,6 +297,16 @@ def action_finish(ctx, res, *, plugin, props, pending):
                              f"Resource {action.lower()}ed (no physical object to lock)")
     ctx.events.add(resource_event(res, reason, action=action, status=st.COMPLETE))
     return Outcome("done", data=None if action == "DELETE" else node_data(res, plugin))
+
+
+def _left_alone(plugin, action):
+    """A suspend or resume of a type that does nothing for it (a port, a network: the
+    base class's ``handle_<action>``) left its object as it was: its stored attributes
+    stand, with no read of the cloud (Heat reads none either)."""
+    if action not in ("SUSPEND", "RESUME"):
+        return False
+    name = f"handle_{action.lower()}"
+    return getattr(type(plugin), name) is getattr(ResourcePlugin, name)
 
 
 def _attributes(plugin):

@@ -90,6 +90,11 @@ _sessions = {}
 _sessions_lock = threading.Lock()
 
 
+def _app_name():
+    """What heatweb's requests to the cloud name first in their User-Agent (settings)."""
+    return settings.HEATWEB.get("CLOUD_APP_NAME") or None
+
+
 def _password_auth(**scope):
     conf = settings.KEYSTONE
     return v3.Password(auth_url=identity_url(), username=conf["SERVICE_USERNAME"],
@@ -104,7 +109,8 @@ def _cached_session(key, make_auth):
         if key not in _sessions:
             if len(_sessions) > 256:
                 _sessions.clear()
-            _sessions[key] = ks_session.Session(auth=make_auth(), timeout=TIMEOUT)
+            _sessions[key] = ks_session.Session(auth=make_auth(), timeout=TIMEOUT,
+                                                 app_name=_app_name())
         return _sessions[key]
 
 
@@ -151,7 +157,8 @@ def session_for_user(user, project_id):
     if not enabled() or identity is None:
         return None
     return ks_session.Session(auth=v3.Token(auth_url=identity_url(), token=identity.token,
-                                            project_id=project_id), timeout=TIMEOUT)
+                                            project_id=project_id), timeout=TIMEOUT,
+                              app_name=_app_name())
 
 
 def _unauthenticated():

@@ -311,6 +311,9 @@ HEATWEB = {
         "openstack": "stacks.cloud.openstack.OpenStackCloud",
     }[os.environ.get("HEATWEB_CLOUD", "simulated")],
     "OS_CLOUD": os.environ.get("OS_CLOUD", ""),
+    # The name heatweb's requests to the cloud carry first in their User-Agent
+    # ("heatweb keystoneauth1/..."): tells them from others in the services' logs.
+    "CLOUD_APP_NAME": os.environ.get("HEATWEB_CLOUD_APP_NAME", "heatweb"),
     "OS_REGION": os.environ.get("OS_REGION_NAME", "RegionOne"),
     # Heat's enable_stack_abandon / enable_stack_adopt (off by default in Heat):
     # on here, so `openstack stack abandon` / `stack adopt` work out of the box.

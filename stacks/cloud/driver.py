@@ -111,12 +111,15 @@ class CloudDriver(ABC):
                 for server_id in server_ids}
 
     @abstractmethod
-    def server_update(self, server_id, **fields):
-        """Change name, flavor, metadata, tags or admin_pass in place."""
+    def server_update(self, server_id, *, creation_key=None, **fields):
+        """Change name, flavor, metadata, tags or admin_pass in place. ``creation_key``:
+        the one the server was made with (kept in its metadata), when known."""
 
     @abstractmethod
-    def server_delete(self, server_id):
-        """Delete the server (refused while it is locked)."""
+    def server_delete(self, server_id, *, internal_ports=True):
+        """Delete the server (refused while it is locked). ``internal_ports``: whether it
+        may have ports made for its ``networks`` entries naming a subnet (deleted with
+        it); False spares looking for them."""
 
     @abstractmethod
     def server_suspend(self, server_id):

@@ -21,13 +21,14 @@ import openstack
 from django.conf import settings
 from keystoneauth1 import exceptions as ksa_exceptions
 from openstack import exceptions as os_exceptions
+from openstack.compute.v2.server import Server
 
 from heatweb.keystone import session_for_stack, session_for_user
 from stacks.cloud.driver import CloudDriver, CloudError, CloudNotFound, nova_metadata
 from stacks.cloud.openstack_actions import ActionCalls
 from stacks.cloud.openstack_cinder import CinderCalls
 from stacks.cloud.openstack_swift_barbican import SwiftBarbicanCalls
-from stacks.cloud.openstack_objects import ObjectCalls
+from stacks.cloud.openstack_objects import ObjectCalls, _is_id
 
 log = logging.getLogger(__name__)
 
@@ -115,16 +116,20 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         self._connection = connection
         self._lock = threading.Lock()
         self._ids = {}  # (finder, name) -> (id, found at), see _looked_up
+        self._lookup_lock = threading.Lock()
 
     def _looked_up(self, finder, name):
         """The id of the image or flavor ``name`` (a name or an id), looked up at most once a
         ``LOOKUP_SECONDS``."""
         key = (finder.__name__, name)
-        found = self._ids.get(key)
-        if found is None or time.monotonic() - found[1] > LOOKUP_SECONDS:
-            found = self._ids[key] = (call(finder, name, ignore_missing=False).id,
-                                      time.monotonic())
-        return found[0]
+        # One lookup at a time: a batch's creates, side by side in threads, would each
+        # look the name up at once before the first had stored it.
+        with self._lookup_lock:
+            found = self._ids.get(key)
+            if found is None or time.monotonic() - found[1] > LOOKUP_SECONDS:
+                found = self._ids[key] = (call(finder, name, ignore_missing=False).id,
+                                          time.monotonic())
+            return found[0]
 
     def find_boot_source(self, kind, name_or_id):
         finder = self.conn.image.find_image if kind == "image" else \
@@ -174,7 +179,8 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         with self._lock:
             if self._connection is None:
                 self._connection = openstack.connect(
-                    cloud=settings.HEATWEB.get("OS_CLOUD") or None)
+                    cloud=settings.HEATWEB.get("OS_CLOUD") or None,
+                    app_name=settings.HEATWEB.get("CLOUD_APP_NAME") or None)
             return self._connection
 
     # Servers -----------------------------------------------------------------------
@@ -227,8 +233,13 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         return [{"uuid": visible[0].id}] if len(visible) == 1 else "none"
 
     def _network_id(self, entry):
-        return call(self.conn.network.find_network, entry.get("network") or entry.get("uuid"),
-                    ignore_missing=False).id
+        """A network given by id is looked at once a ``LOOKUP_SECONDS`` (a group's servers
+        share theirs); a name is looked up each time (a network of that name may have been
+        made again meanwhile)."""
+        value = entry.get("network") or entry.get("uuid")
+        if _is_id(value):
+            return self._looked_up(self.conn.network.find_network, value)
+        return call(self.conn.network.find_network, value, ignore_missing=False).id
 
     def _internal_port(self, entry, security_groups):
         subnet = call(self.conn.network.find_subnet, entry["subnet"], ignore_missing=False)
@@ -359,7 +370,13 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         ports = self._ports_by_address([server.id for server in servers]) if servers else {}
         return {server.id: self._server_dict(server, ports) for server in servers}
 
-    def server_update(self, server_id, **fields):
+    def server_update(self, server_id, *, creation_key=None, **fields):
+        if creation_key and set(fields) == {"metadata"}:
+            # Nova replaces the whole set (PUT), our key with it: no read of the server
+            # first; a server gone is Nova's 404.
+            wanted = {**nova_metadata(fields["metadata"] or {}), KEY_PROPERTY: creation_key}
+            call(Server.new(id=server_id).replace_metadata, self.conn.compute, wanted)
+            return
         server = self._existing_server(server_id)
         if "name" in fields:
             call(self.conn.compute.update_server, server, name=fields["name"])
@@ -387,13 +404,15 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
     def _existing_server(self, server_id):
         server = _gone(self.conn.compute.get_server, server_id)
         if server is None:
-            raise CloudError(f"Instance {server_id} could not be found. (HTTP 404)")
+            raise CloudNotFound(f"Instance {server_id} could not be found. (HTTP 404)")
         return server
 
-    def server_delete(self, server_id):
+    def server_delete(self, server_id, *, internal_ports=True):
         # Neutron refuses the owner the delete of a port bound to a server: detached
         # first (server_port_detach then deletes a port of ours).
-        for port in call(lambda: list(self.conn.network.ports(device_id=server_id))):
+        ports = call(lambda: list(self.conn.network.ports(device_id=server_id))) \
+            if internal_ports else []
+        for port in ports:
             if port.description == INTERNAL_PORT:
                 self.server_port_detach(server_id, port.id)
         _gone(self.conn.compute.delete_server, server_id, ignore_missing=True)
@@ -421,11 +440,12 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
                 self._delete_internal_ports([fields["port_id"]])
             raise
 
+    # The action goes to the id as it is (no read first): a server gone is Nova's 404.
     def server_suspend(self, server_id):
-        call(self.conn.compute.suspend_server, self._existing_server(server_id))
+        call(self.conn.compute.suspend_server, server_id)
 
     def server_resume(self, server_id):
-        call(self.conn.compute.resume_server, self._existing_server(server_id))
+        call(self.conn.compute.resume_server, server_id)
 
     def server_reboot(self, server_id):
         call(self.conn.compute.reboot_server, self._existing_server(server_id), "SOFT")

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from stacks.cloud.driver import CloudDriver, CloudError
+from stacks.cloud.driver import CloudDriver, CloudError, CloudNotFound
 from stacks.cloud.models import SimFault, SimImage, SimServer
 from stacks.cloud.simulated_cinder import SimulatedCinder, volumes_attached
 from stacks.cloud.simulated_neutron import SimulatedNeutron
@@ -77,7 +77,7 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
     def _server(self, server_id, operation=None):
         server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
         if server is None:
-            raise CloudError(f"Instance {server_id} could not be found.")
+            raise CloudNotFound(f"Instance {server_id} could not be found.")
         if operation:
             self._fault(operation, server.project_id)
         return server
@@ -240,7 +240,7 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
         else:
             _settle(rows, _SETTLES_TO[pending])
 
-    def server_update(self, server_id, **fields):
+    def server_update(self, server_id, *, creation_key=None, **fields):
         server = self._server(server_id, "server_update")
         if "flavor" in fields:
             self._refuse_if_locked(server, "resize")
@@ -250,7 +250,7 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
             allowed["options"] = {**(server.options or {}), **changed}
         SimServer.objects.filter(pk=server.pk).update(**allowed)
 
-    def server_delete(self, server_id):
+    def server_delete(self, server_id, *, internal_ports=True):
         server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
         if server is None:
             return  # already gone: deleting is idempotent

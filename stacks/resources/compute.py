@@ -2,7 +2,7 @@
 
 The plugins talk to the cloud driver only (``stacks.cloud``).
 """
-from stacks.cloud.driver import SERVER_OPTIONS, nova_metadata
+from stacks.cloud.driver import SERVER_OPTIONS, CloudError, CloudNotFound, nova_metadata
 from stacks.resources import block_devices as bdm
 from stacks.resources import server_networks
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
@@ -152,9 +152,6 @@ class Server(ResourcePlugin):
         return self._expect(cookie, "ACTIVE")
 
     def handle_update(self, new_properties, changed):
-        if _cloud_call(self.cloud.server_get, self.physical_id) is None:
-            raise ResourceFailure(f"The server {self.physical_id} could not be found "
-                                  f"(deleted outside heatweb)")
         fields = {}
         if "name" in changed:
             fields["name"] = self._server_name(new_properties)
@@ -166,8 +163,19 @@ class Server(ResourcePlugin):
             fields["tags"] = new_properties.get("tags") or []
         if "admin_pass" in changed and new_properties.get("admin_pass"):
             fields["admin_pass"] = new_properties["admin_pass"]
-        if fields:
-            _cloud_call(self.cloud.server_update, self.physical_id, **fields)
+        # A server gone is found by the update itself (no read first), or by a read when
+        # there are no fields to update.
+        try:
+            if fields:
+                self.cloud.server_update(self.physical_id, creation_key=self.creation_key,
+                                         **fields)
+            elif self.cloud.server_get(self.physical_id) is None:
+                raise CloudNotFound(self.physical_id)
+        except CloudNotFound:
+            raise ResourceFailure(f"The server {self.physical_id} could not be found "
+                                  f"(deleted outside heatweb)") from None
+        except CloudError as error:
+            raise ResourceFailure(str(error)) from None
         if "networks" in changed:
             self._update_networks(new_properties)
         self.properties = new_properties
@@ -208,7 +216,11 @@ class Server(ResourcePlugin):
 
     def handle_delete(self):
         if self.physical_id:
-            _cloud_call(self.cloud.server_delete, self.physical_id)
+            # Ports made for networks entries naming a subnet go with the server; with
+            # none such (or properties unknown) there is nothing to look for.
+            internal = not self.properties or any(
+                entry.get("subnet") for entry in self._networks(self.properties))
+            _cloud_call(self.cloud.server_delete, self.physical_id, internal_ports=internal)
             return await_status("server", self.physical_id, wanted=("DELETED",),
                                 failed=("ERROR",))
         return None

@@ -87,6 +87,14 @@ def test_a_stack_of_network_port_image_and_servers_lives_in_the_cloud(member, cl
     server = cloud.compute.get_server(ids["web"])
     assert server.name == f"{tag}-renamed"
     assert server.metadata["role"] == "db" and "heatweb_creation_key" in server.metadata
+    key = server.metadata["heatweb_creation_key"]
+
+    # Only the metadata changes: one PUT of the whole set, the creation key kept in it.
+    heat.stacks.update(stack_id, template=template(tag, server_props={"name": f"{tag}-renamed"},
+                                                   metadata={"tier": "db"}))
+    wait_stack(heat, stack_id, "UPDATE_COMPLETE")
+    assert cloud.compute.get_server(ids["web"]).metadata == {"tier": "db",
+                                                             "heatweb_creation_key": key}
 
     # Update with replacement: new user_data is a new server; the old one is deleted.
     # The server on the port is replaced onto the same port (Nova detaches it first).

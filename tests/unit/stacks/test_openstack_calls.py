@@ -53,3 +53,108 @@ def test_a_refusal_is_not_tried_again_and_keeps_the_clouds_words():
     with pytest.raises(CloudNotFound):
         driver.call(gone)
     assert gone.calls == 1
+
+
+class Compute:
+    """openstacksdk's compute proxy, recording what is asked of it."""
+
+    def __init__(self, missing=()):
+        self.calls, self.missing = [], set(missing)
+
+    def _action(self, name, server):
+        self.calls.append((name, server))
+        if server in self.missing:
+            raise os_exceptions.ResourceNotFound(message=f"Instance {server} could not be found.",
+                                                 http_status=404)
+
+    def suspend_server(self, server):
+        self._action("suspend", server)
+
+    def resume_server(self, server):
+        self._action("resume", server)
+
+    def get_server(self, server):
+        self._action("get", server)
+
+
+def test_suspend_and_resume_go_to_the_id_without_reading_the_server_first():
+    from types import SimpleNamespace
+
+    compute = Compute(missing={"gone"})
+    cloud = driver.OpenStackCloud(connection=SimpleNamespace(compute=compute))
+    cloud.server_suspend("abc")
+    cloud.server_resume("abc")
+    assert compute.calls == [("suspend", "abc"), ("resume", "abc")]
+    with pytest.raises(CloudNotFound, match="Instance gone could not be found"):
+        cloud.server_suspend("gone")
+
+
+def test_a_server_without_ports_made_for_subnets_is_deleted_without_a_port_list():
+    from types import SimpleNamespace
+
+    class Network:
+        def __init__(self):
+            self.listed = []
+
+        def ports(self, **query):
+            self.listed.append(query)
+            return []
+
+    deleted = []
+    network = Network()
+    compute = SimpleNamespace(delete_server=lambda server, **kw: deleted.append(server))
+    cloud = driver.OpenStackCloud(connection=SimpleNamespace(compute=compute, network=network))
+    cloud.server_delete("abc", internal_ports=False)
+    assert deleted == ["abc"] and network.listed == []
+    cloud.server_delete("def")
+    assert deleted == ["abc", "def"] and network.listed == [{"device_id": "def"}]
+
+
+def test_a_batch_of_creates_side_by_side_looks_an_image_and_a_network_up_once():
+    import threading
+    import time as clock
+    from types import SimpleNamespace
+
+    looked = []
+
+    def finder(kind):
+        def find(name, ignore_missing=False):
+            looked.append((kind, name))
+            clock.sleep(0.05)  # a round trip: the other threads arrive meanwhile
+            return SimpleNamespace(id=f"{kind}-id")
+        find.__name__ = f"find_{kind}"
+        return find
+
+    net_id = "5d1e6c1c-0a4b-4f33-9a5e-2f0f4b7e8a11"
+    conn = SimpleNamespace(image=SimpleNamespace(find_image=finder("image")),
+                           compute=SimpleNamespace(find_flavor=finder("flavor")),
+                           network=SimpleNamespace(find_network=finder("network")))
+    cloud = driver.OpenStackCloud(connection=conn)
+
+    def boot():
+        cloud.find_boot_source("image", "cirros")
+        cloud._network_id({"network": net_id})
+
+    threads = [threading.Thread(target=boot) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(looked) == [("image", "cirros"), ("network", net_id)]
+    cloud._network_id({"network": "private"})  # a name: looked up every time
+    cloud._network_id({"network": "private"})
+    assert looked.count(("network", "private")) == 2
+
+
+def test_a_metadata_update_replaces_the_set_with_the_creation_key_without_a_read():
+    from types import SimpleNamespace
+
+    sent = []
+    compute = SimpleNamespace(
+        put=lambda url, json: sent.append(("PUT", url, json)) or SimpleNamespace(
+            status_code=200, headers={}),
+        get_server=lambda server: sent.append(("GET", server)))
+    cloud = driver.OpenStackCloud(connection=SimpleNamespace(compute=compute))
+    cloud.server_update("abc", creation_key="k1", metadata={"marker": "2", "n": 3})
+    assert sent == [("PUT", "servers/abc/metadata", {"metadata": {
+        "marker": "2", "n": "3", driver.KEY_PROPERTY: "k1"}})]

@@ -1,0 +1,289 @@
+"""Benchmark: heatweb against the same objects made directly with openstacksdk.
+
+On the real cloud of ``scripts/cloud-up`` (its ``clouds.yaml`` and access
+logs in ``--cloud-base``), for each shape (``bench_direct_shapes``) and
+phase (create, update, suspend, resume, delete): first the direct script
+does it (openstacksdk, every independent call at once, waits read by one
+server list every ``--poll`` seconds), then heatweb does it: a heatweb
+started here (``manage.py serve``: its web server and one Celery worker, in
+Keystone mode with the OpenStack driver, on this run mode's database and
+broker) driven through python-heatclient with a Keystone token, as a user
+would; the stack's state is read from the database every 20 ms.
+
+Both act as one user made for the run, each in a project of its own (also
+made for the run, deleted at the end with anything left in them). Each
+side names itself in its User-Agent, so the Nova, Neutron and Glance
+requests it sent are counted from the services' access logs.
+"""
+import os
+import time
+import uuid
+
+import openstack
+import requests
+import yaml
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from stacks.management.bench_direct_shapes import SHAPES, Direct, template_and_files
+from stacks.management.bench_siblings import Served
+from stacks.management.cloud_access_logs import AccessLogs
+from stacks.models import Stack
+
+PHASES = (("create", "CREATE_COMPLETE"), ("update", "UPDATE_COMPLETE"),
+          ("suspend", "SUSPEND_COMPLETE"), ("resume", "RESUME_COMPLETE"),
+          ("delete", "DELETE_COMPLETE"))
+COUNTED = ("nova", "neutron", "glance")
+SETTLE_SECONDS = 1.0  # for the last requests of a phase to reach the access logs
+
+
+class Command(BaseCommand):
+    help = ("Against the real cloud: each shape and phase made directly with openstacksdk and "
+            "through heatweb; seconds and Nova/Neutron/Glance requests of each.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--shapes", default="servers20",
+                            help=f"comma-separated, of {', '.join(SHAPES)}")
+        parser.add_argument("--cloud-base",
+                            default=os.environ.get("HEATWEB_CLOUD_BASE", "/tmp/heatweb-cloud"))
+        parser.add_argument("--image", default="heatweb-tiny")
+        parser.add_argument("--flavor", default="m1.tiny")
+        parser.add_argument("--threads", type=int, default=10,
+                            help="the direct script's calls in flight at once")
+        parser.add_argument("--poll", type=float, default=0.5,
+                            help="seconds between the direct script's server lists")
+        parser.add_argument("--timeout", type=float, default=900)
+
+    def handle(self, *args, **opts):
+        if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+            raise CommandError("bench_direct needs DATABASE_URL (PostgreSQL) and "
+                               "CELERY_BROKER_URL (Redis): heatweb is served beside it")
+        shapes = [SHAPES[name] for name in opts["shapes"].split(",")]
+        self.opts = opts
+        base = opts["cloud_base"]
+        with open(os.path.join(base, "clouds.yaml")) as f:
+            self.clouds = yaml.safe_load(f)["clouds"]
+        os.environ["OS_CLIENT_CONFIG_FILE"] = os.path.join(base, "clouds.yaml")
+        self.logs = AccessLogs(os.path.join(base, "log"))
+        run = uuid.uuid4().hex[:6]
+        self.agents = {"direct": f"bench-direct-{run}", "heatweb": f"bench-heatweb-{run}"}
+        self.admin = openstack.connect(cloud="heatweb-admin", connect_retries=3)
+        self.made = Accounts(self.admin, run)
+        rows = self.rows = []
+        try:
+            self.made.create()
+            call_command("migrate", verbosity=0)
+            with self._served(run) as served:
+                self.served = served
+                heat = self._heat_client(served)
+                direct_conn = self.made.connection("direct", app_name=self.agents["direct"])
+                for shape in shapes:
+                    self._shape(shape, direct_conn, heat)
+        finally:
+            if rows:  # what was measured, also when a later shape failed
+                self._print(rows, shapes)
+            self.made.delete()
+
+    # set-up ---------------------------------------------------------------------------
+
+    def _served(self, run):
+        service = self.clouds["heatweb-service"]["auth"]
+        keystone = service["auth_url"].rstrip("/")
+        os.environ.update(
+            HEATWEB_AUTH="keystone",
+            KEYSTONE_URL=keystone if keystone.endswith("/v3") else keystone + "/v3",
+            HEATWEB_SERVICE_USERNAME=service["username"],
+            HEATWEB_SERVICE_PASSWORD=service["password"],
+            HEATWEB_SERVICE_PROJECT=service["project_name"],
+            HEATWEB_CLOUD="openstack", OS_CLOUD="heatweb-service",
+            HEATWEB_CLOUD_APP_NAME=self.agents["heatweb"],
+            HEATWEB_QUEUE=f"bench-direct-{run}")
+        return Served()
+
+    def _heat_client(self, served):
+        from heatclient import client
+
+        token, project_id = self.made.token("heatweb")
+        return client.Client("1", endpoint=f"{served.url}/v1/{project_id}", token=token)
+
+    # phases ---------------------------------------------------------------------------
+
+    def _shape(self, shape, conn, heat):
+        opts = self.opts
+        direct = Direct(conn, shape, image=opts["image"], flavor=opts["flavor"],
+                        threads=opts["threads"], poll=opts["poll"])
+        template, files = template_and_files(shape, image=opts["image"], flavor=opts["flavor"])
+        name = f"bench-{shape.name}"
+        stack = {}
+
+        def heatweb(phase):
+            if phase == "create":
+                stack["id"] = heat.stacks.create(stack_name=name, template=template,
+                                                 files=files)["stack"]["id"]
+            elif phase == "update":
+                heat.stacks.update(stack["id"], template=template, files=files,
+                                   parameters={"marker": "2"})
+            elif phase == "suspend":
+                heat.actions.suspend(stack["id"])
+            elif phase == "resume":
+                heat.actions.resume(stack["id"])
+            else:
+                heat.stacks.delete(stack["id"])
+            return stack["id"]
+
+        try:
+            self._phases(shape, direct, heatweb)
+        finally:
+            direct.close()
+
+    def _phases(self, shape, direct, heatweb):
+        for phase, target in PHASES:
+            load = os.getloadavg()[0]
+            d_seconds, d_counts = self._measure("direct", lambda: getattr(direct, phase)())
+            cpu = self.served.cpu_seconds()
+            h_seconds, h_counts = self._measure(
+                "heatweb", lambda: self._wait(heatweb(phase), target, phase))
+            self.rows.append({"shape": shape.name, "servers": shape.servers, "phase": phase,
+                              "load": load, "direct": (d_seconds, d_counts),
+                              "heatweb": (h_seconds, h_counts),
+                              "cpu": self.served.cpu_seconds() - cpu})
+            self.stderr.write(self._row(self.rows[-1]))
+
+    def _measure(self, side, run):
+        mark = self.logs.mark()
+        began = time.perf_counter()
+        run()
+        seconds = time.perf_counter() - began
+        time.sleep(SETTLE_SECONDS)
+        return seconds, self.logs.since(mark, self.agents[side])
+
+    def _wait(self, stack_id, target, phase):
+        deadline = time.monotonic() + self.opts["timeout"]
+        state = None
+        while time.monotonic() < deadline:
+            row = Stack.objects.filter(pk=stack_id).values_list("state", "deleted_at").first()
+            state = "DELETE_COMPLETE" if row is None or row[1] else row[0]
+            if state == target:
+                return
+            if state.endswith("FAILED"):
+                reason = Stack.objects.filter(pk=stack_id).values_list(
+                    "status_reason", flat=True).first()
+                raise CommandError(f"heatweb {phase}: {state}: {reason}")
+            time.sleep(0.02)
+        raise CommandError(f"heatweb {phase}: {state} after {self.opts['timeout']} s")
+
+    # output ---------------------------------------------------------------------------
+
+    HEADER = (f"{'shape':<11}{'phase':<8}{'load':>5}{'direct s':>9}{'heatweb s':>10}"
+              f"{'ratio':>6} | {'direct nova/neutron/glance':>27} | "
+              f"{'heatweb nova/neutron/glance':>28}{'cpu s':>7}")
+
+    @staticmethod
+    def _counts(counts):
+        return "/".join(str(counts[service][0]) for service in COUNTED)
+
+    def _row(self, row):
+        d_seconds, d_counts = row["direct"]
+        h_seconds, h_counts = row["heatweb"]
+        return (f"{row['shape']:<11}{row['phase']:<8}{row['load']:>5.2f}{d_seconds:>9.2f}"
+                f"{h_seconds:>10.2f}{h_seconds / d_seconds:>6.2f} | "
+                f"{self._counts(d_counts):>27} | {self._counts(h_counts):>28}"
+                f"{row['cpu']:>7.2f}")
+
+    def _print(self, rows, shapes):
+        self.stdout.write(f"real cloud: {self.opts['cloud_base']}; image {self.opts['image']}, "
+                          f"flavor {self.opts['flavor']}; servers: " + ", ".join(
+                              f"{s.name} {s.servers}" for s in shapes))
+        self.stdout.write(f"direct: openstacksdk, {self.opts['threads']} calls in flight, a "
+                          f"server list every {self.opts['poll']} s while waiting")
+        self.stdout.write("heatweb: manage.py serve (web + one worker), Keystone mode, "
+                          "through python-heatclient; cpu s: heatweb's processes in the phase")
+        self.stdout.write("requests: Nova/Neutron/Glance requests of each side, from the "
+                          "services' access logs (by User-Agent); load: 1-minute load average "
+                          "at the phase's start")
+        self.stdout.write(self.HEADER)
+        self.stdout.write("-" * len(self.HEADER))
+        for row in rows:
+            self.stdout.write(self._row(row))
+        if self.verbosity > 1:
+            for row in rows:
+                for side in ("direct", "heatweb"):
+                    kinds = sorted((n, k) for service in COUNTED + ("keystone",)
+                                   for k, n in row[side][1][service][1].items())
+                    self.stdout.write(f"{row['shape']} {row['phase']} {side}: " + ", ".join(
+                        f"{n} {k}" for n, k in reversed(kinds)))
+
+    @property
+    def verbosity(self):
+        return self.opts.get("verbosity", 1)
+
+
+class Accounts:
+    """The run's user and its two projects (``direct``, ``heatweb``), made by the cloud
+    admin; ``delete`` removes them with whatever is left in the projects."""
+
+    def __init__(self, admin, run):
+        self.admin, self.run = admin, run
+        self.password = uuid.uuid4().hex
+        self.user = None
+        self.projects = {}
+
+    def create(self):
+        member = self.admin.identity.find_role("member", ignore_missing=False)
+        self.user = self.admin.identity.create_user(name=f"bench-direct-{self.run}",
+                                                    password=self.password,
+                                                    domain_id="default")
+        for side in ("direct", "heatweb"):
+            project = self.admin.identity.create_project(name=f"bench-{side}-{self.run}",
+                                                         domain_id="default")
+            self.projects[side] = project
+            self.admin.identity.assign_project_role_to_user(project, self.user, member)
+            self.admin.set_compute_quotas(project.id, instances=-1, cores=-1, ram=-1)
+
+    def connection(self, side, *, app_name):
+        auth_url = self.admin.config.auth["auth_url"]
+        # connect_retries: a connection the API's gunicorn reset is tried again (as
+        # heatweb's driver does).
+        return openstack.connect(load_yaml_config=False, load_envvars=False,
+                                 connect_retries=3, auth_url=auth_url, username=self.user.name,
+                                 password=self.password, project_id=self.projects[side].id,
+                                 user_domain_id="default", app_name=app_name)
+
+    def token(self, side):
+        """A Keystone token of the user in ``side``'s project, and that project's id."""
+        auth_url = self.admin.config.auth["auth_url"].rstrip("/")
+        v3 = auth_url if auth_url.endswith("/v3") else auth_url + "/v3"
+        project_id = self.projects[side].id
+        body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+            "name": self.user.name, "password": self.password, "domain": {"id": "default"}}}},
+            "scope": {"project": {"id": project_id}}}}
+        resp = requests.post(f"{v3}/auth/tokens", json=body, timeout=30)
+        if resp.status_code != 201:
+            raise CommandError(f"Keystone refused the run's user a token: {resp.text[:300]}")
+        return resp.headers["X-Subject-Token"], project_id
+
+    def delete(self):
+        """Everything left in the run's projects, then the projects and the user."""
+        for project in self.projects.values():
+            self._empty(project.id)
+            self.admin.identity.delete_project(project, ignore_missing=True)
+        if self.user is not None:
+            self.admin.identity.delete_user(self.user, ignore_missing=True)
+
+    def _empty(self, project_id):
+        compute, network = self.admin.compute, self.admin.network
+        # In pages: one page lists the servers' ports in one URL to Neutron.
+        servers = list(compute.servers(all_projects=True, project_id=project_id, limit=20))
+        for server in servers:
+            compute.delete_server(server, ignore_missing=True)
+        for server in servers:
+            compute.wait_for_delete(server, wait=300)
+        for port in network.ports(project_id=project_id):
+            network.delete_port(port, ignore_missing=True)
+        for subnet in network.subnets(project_id=project_id):
+            network.delete_subnet(subnet, ignore_missing=True)
+        for net in network.networks(project_id=project_id):
+            network.delete_network(net, ignore_missing=True)
+        for group in network.security_groups(project_id=project_id):
+            network.delete_security_group(group, ignore_missing=True)
