@@ -116,10 +116,9 @@ class CloudDriver(ABC):
         the one the server was made with (kept in its metadata), when known."""
 
     @abstractmethod
-    def server_delete(self, server_id, *, internal_ports=True):
-        """Delete the server (refused while it is locked). ``internal_ports``: whether it
-        may have ports made for its ``networks`` entries naming a subnet (deleted with
-        it); False spares looking for them."""
+    def server_delete(self, server_id):
+        """Delete the server (refused while it is locked), and the ports made for its
+        ``networks`` entries naming a subnet."""
 
     @abstractmethod
     def server_suspend(self, server_id):

@@ -407,12 +407,10 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
             raise CloudNotFound(f"Instance {server_id} could not be found. (HTTP 404)")
         return server
 
-    def server_delete(self, server_id, *, internal_ports=True):
+    def server_delete(self, server_id):
         # Neutron refuses the owner the delete of a port bound to a server: detached
         # first (server_port_detach then deletes a port of ours).
-        ports = call(lambda: list(self.conn.network.ports(device_id=server_id))) \
-            if internal_ports else []
-        for port in ports:
+        for port in call(lambda: list(self.conn.network.ports(device_id=server_id))):
             if port.description == INTERNAL_PORT:
                 self.server_port_detach(server_id, port.id)
         _gone(self.conn.compute.delete_server, server_id, ignore_missing=True)

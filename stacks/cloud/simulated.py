@@ -250,7 +250,7 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
             allowed["options"] = {**(server.options or {}), **changed}
         SimServer.objects.filter(pk=server.pk).update(**allowed)
 
-    def server_delete(self, server_id, *, internal_ports=True):
+    def server_delete(self, server_id):
         server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
         if server is None:
             return  # already gone: deleting is idempotent

@@ -216,11 +216,10 @@ class Server(ResourcePlugin):
 
     def handle_delete(self):
         if self.physical_id:
-            # Ports made for networks entries naming a subnet go with the server; with
-            # none such (or properties unknown) there is nothing to look for.
-            internal = not self.properties or any(
-                entry.get("subnet") for entry in self._networks(self.properties))
-            _cloud_call(self.cloud.server_delete, self.physical_id, internal_ports=internal)
+            # Ports made for networks entries naming a subnet go with the server. They are
+            # looked for always: an update from a subnet entry to its network keeps the
+            # port made for it (Heat's swap_subnet_network test left a subnet in use).
+            _cloud_call(self.cloud.server_delete, self.physical_id)
             return await_status("server", self.physical_id, wanted=("DELETED",),
                                 failed=("ERROR",))
         return None

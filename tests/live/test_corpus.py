@@ -9,6 +9,7 @@ deploy_status_code 0, and a wait condition's handle gets success signals until t
 over.
 """
 import json
+import re
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -306,11 +307,34 @@ def read_case(case):
     return template, {**files, **env_files}, environment
 
 
+def _client(live_service, project):
+    info = live_service.issue_token(f"user-{uuid.uuid4().hex[:6]}", project)
+    return heat_client_module.Client("1", endpoint=info["endpoint"], token=info["token"])
+
+
 @pytest.fixture(scope="module")
 def hc(live_service):
-    info = live_service.issue_token(f"user-{uuid.uuid4().hex[:6]}",
-                                    f"corpus-{uuid.uuid4().hex[:6]}")
-    return heat_client_module.Client("1", endpoint=info["endpoint"], token=info["token"])
+    """The project of the templates that make no network: it has none, so a server
+    given no ``networks`` boots without a port (Nova takes a project's only network)."""
+    return _client(live_service, f"corpus-{uuid.uuid4().hex[:6]}")
+
+
+@pytest.fixture(scope="module")
+def hc_nets(live_service):
+    """The project of the templates that make networks, and of the external network."""
+    return _client(live_service, f"corpusnets-{uuid.uuid4().hex[:6]}")
+
+
+def makes_networks(case):
+    """Whether the template (or a file it uses) makes networks: it runs in a project of its
+    own, so that a server given no networks in another template never takes its network."""
+    template, files, environment = read_case(case)
+    text = json.dumps([template, files, environment], default=str)
+    return bool(re.search(r"OS::Neutron::(Net|ProviderNet)\b|Corp::Net::Net\b", text))
+
+
+def client_of(case, hc, hc_nets):
+    return hc_nets if makes_networks(case) else hc
 
 
 # The external network a cloud's operator provides (Heat users' templates take its name).
@@ -330,8 +354,9 @@ outputs:
 
 
 @pytest.fixture(scope="module")
-def external_network(hc):
+def external_network(hc_nets):
     """The id of an external network with a subnet, there while the module runs."""
+    hc = hc_nets
     stack_id = hc.stacks.create(stack_name=f"corpus-public-{uuid.uuid4().hex[:4]}",
                                 template=EXTERNAL_NETWORK)["stack"]["id"]
     stack = finish(hc, stack_id)
@@ -378,10 +403,27 @@ class Launch:
         return self.done[template].result(timeout=TIMEOUT)
 
 
+class ProjectsLaunch:
+    """A Launch in each of the two projects, each case in its own (``client_of``)."""
+
+    def __init__(self, hc, hc_nets, external_network):
+        self.launches = {id(c): Launch(c, external_network) for c in (hc, hc_nets)}
+        self.clients = (hc, hc_nets)
+
+    def start(self, cases):
+        for client in self.clients:
+            self.launches[id(client)].start(
+                [c for c in cases if client_of(c, *self.clients) is client])
+        return self
+
+    def result(self, case):
+        return self.launches[id(client_of(case, *self.clients))].result(case.template)
+
+
 @pytest.fixture(scope="module")
-def launched(hc, external_network, request):
+def launched(hc, hc_nets, external_network, request):
     """The cases this run selected (``-k``), all launched before the first is checked."""
-    return Launch(hc, external_network).start(selected_cases(request))
+    return ProjectsLaunch(hc, hc_nets, external_network).start(selected_cases(request))
 
 
 def selected_cases(request):
@@ -479,8 +521,9 @@ def _failure_detail(hc, stack_id):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.template for c in CASES])
-def test_corpus_template(hc, launched, case):
-    step, value = launched.result(case.template)
+def test_corpus_template(hc, hc_nets, launched, case):
+    step, value = launched.result(case)
+    hc = client_of(case, hc, hc_nets)
     assert step == "created", f"{step} refused {case.template}: {value}"
     stack = finish(hc, value)
     assert stack.stack_status == "CREATE_COMPLETE", \

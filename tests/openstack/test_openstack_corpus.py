@@ -15,7 +15,6 @@ Templates that cannot pass on this cloud for a reason of the cloud are in
 and their entry fails if they fail otherwise or pass.
 """
 import dataclasses
-import json
 import re
 import time
 import uuid
@@ -224,14 +223,6 @@ def external_network(admin_cloud):
     _remove_network(admin_cloud, public)
 
 
-def _makes_networks(case):
-    """Whether the template (or a file it uses) makes networks: it runs in a project of its
-    own, so that the other project has just one network for servers given none."""
-    template, files, environment = read_case(case)
-    text = json.dumps([template, files, environment], default=str)
-    return bool(re.search(r"OS::Neutron::(Net|ProviderNet)\b|Corp::Net::Net\b", text))
-
-
 @pytest.fixture(scope="module")
 def projects(admin_cloud, catalog, external_network):
     """The corpus's two projects (removed before the external network their routers use);
@@ -257,7 +248,7 @@ def users(request, tmp_path_factory, projects):
 
 
 def _user(case):
-    return ("nets" if _makes_networks(case) else "default",
+    return ("nets" if corpus.makes_networks(case) else "default",
             "admin" if case.template in ADMIN_TEMPLATES else "member")
 
 

@@ -89,27 +89,6 @@ def test_suspend_and_resume_go_to_the_id_without_reading_the_server_first():
         cloud.server_suspend("gone")
 
 
-def test_a_server_without_ports_made_for_subnets_is_deleted_without_a_port_list():
-    from types import SimpleNamespace
-
-    class Network:
-        def __init__(self):
-            self.listed = []
-
-        def ports(self, **query):
-            self.listed.append(query)
-            return []
-
-    deleted = []
-    network = Network()
-    compute = SimpleNamespace(delete_server=lambda server, **kw: deleted.append(server))
-    cloud = driver.OpenStackCloud(connection=SimpleNamespace(compute=compute, network=network))
-    cloud.server_delete("abc", internal_ports=False)
-    assert deleted == ["abc"] and network.listed == []
-    cloud.server_delete("def")
-    assert deleted == ["abc", "def"] and network.listed == [{"device_id": "def"}]
-
-
 def test_a_batch_of_creates_side_by_side_looks_an_image_and_a_network_up_once():
     import threading
     import time as clock
