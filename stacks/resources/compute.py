@@ -2,7 +2,7 @@
 
 The plugins talk to the cloud driver only (``stacks.cloud``).
 """
-from stacks.cloud.driver import SERVER_OPTIONS, CloudError, CloudNotFound, nova_metadata
+from stacks.cloud.driver import SERVER_OPTIONS, CloudNotFound, nova_metadata
 from stacks.resources import block_devices as bdm
 from stacks.resources import server_networks
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
@@ -163,19 +163,9 @@ class Server(ResourcePlugin):
             fields["tags"] = new_properties.get("tags") or []
         if "admin_pass" in changed and new_properties.get("admin_pass"):
             fields["admin_pass"] = new_properties["admin_pass"]
-        # A server gone is found by the update itself (no read first), or by a read when
-        # there are no fields to update.
-        try:
-            if fields:
-                self.cloud.server_update(self.physical_id, creation_key=self.creation_key,
-                                         **fields)
-            elif self.cloud.server_get(self.physical_id) is None:
-                raise CloudNotFound(self.physical_id)
-        except CloudNotFound:
+        if not _cloud_call(self._updated_if_there, fields):
             raise ResourceFailure(f"The server {self.physical_id} could not be found "
-                                  f"(deleted outside heatweb)") from None
-        except CloudError as error:
-            raise ResourceFailure(str(error)) from None
+                                  f"(deleted outside heatweb)")
         if "networks" in changed:
             self._update_networks(new_properties)
         self.properties = new_properties
@@ -213,6 +203,18 @@ class Server(ResourcePlugin):
         for entry in self._networks(self.properties):
             if entry.get("port"):
                 _cloud_call(self.cloud.server_port_detach, self.physical_id, entry["port"])
+
+    def _updated_if_there(self, fields):
+        """Update the server's ``fields``; False when it is gone. The update itself finds
+        a server gone (no read first); with no fields to update, a read does."""
+        try:
+            if fields:
+                self.cloud.server_update(self.physical_id, creation_key=self.creation_key,
+                                         **fields)
+                return True
+            return self.cloud.server_get(self.physical_id) is not None
+        except CloudNotFound:
+            return False
 
     def handle_delete(self):
         if self.physical_id:

@@ -31,6 +31,15 @@ def reached(stack_id, target):
     return state if state == target or state.endswith("FAILED") else None
 
 
+def created(name):
+    """A stack of a network, a subnet, a port and a server, created in a new project."""
+    project = Project.objects.create(name=name)
+    stack = lifecycle.stack_create(project=project, user=None, name=name,
+                                   template=network_and_server("1"))
+    assert wait_for(lambda: reached(stack.pk, "CREATE_COMPLETE")) == "CREATE_COMPLETE"
+    return stack
+
+
 def calls_of(start, stack_id, target):
     before = CLOUD_CALLS.snapshot()[1]
     start(Stack.objects.get(pk=stack_id))
@@ -40,10 +49,7 @@ def calls_of(start, stack_id, target):
 
 @pytest.mark.django_db(transaction=True)
 def test_suspend_resume_and_update_read_only_what_they_act_on(worker):
-    project = Project.objects.create(name="calls")
-    stack = lifecycle.stack_create(project=project, user=None, name="s",
-                                   template=network_and_server("1"))
-    assert wait_for(lambda: reached(stack.pk, "CREATE_COMPLETE")) == "CREATE_COMPLETE"
+    stack = created("calls")
     attributes = dict(Resource.objects.filter(stack=stack).values_list("name",
                                                                        "attributes_data"))
 
@@ -72,10 +78,7 @@ def test_suspend_resume_and_update_read_only_what_they_act_on(worker):
 
 @pytest.mark.django_db(transaction=True)
 def test_an_update_of_a_server_deleted_outside_heatweb_says_so(worker):
-    project = Project.objects.create(name="gone")
-    stack = lifecycle.stack_create(project=project, user=None, name="g",
-                                   template=network_and_server("1"))
-    assert wait_for(lambda: reached(stack.pk, "CREATE_COMPLETE")) == "CREATE_COMPLETE"
+    stack = created("gone")
     server_id = Resource.objects.get(stack=stack, name="server").physical_resource_id
     SimServer.objects.filter(pk=server_id).update(deleted_at=timezone.now())
 
