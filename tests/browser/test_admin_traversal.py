@@ -93,6 +93,8 @@ def test_traversal_page_shows_the_node_waiting_for_a_deployment(browser, live_se
             # The software pages say what the deployment waits for (not "—").
             page.goto("/")
             page.get_by_label("Project").select_option(label=f"proj-{unique}")
+            # The switch posts and comes back; going on before it lands aborts the next page.
+            expect(page.get_by_role("heading", name=re.compile(f"in proj-{unique}"))).to_be_visible()
             page.goto("/software/deployments/")
             expect(page.locator("article.deployment")).to_contain_text(re.compile(
                 r"Waiting for the agent's signal since \d\d:\d\d(:\d\d)?.*, until \d\d:\d\d"))
