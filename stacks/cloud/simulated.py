@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from stacks.cloud.driver import CloudDriver, CloudError, CloudNotFound
@@ -135,9 +135,8 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
         NetworkAmbiguous), or has no network to give, the simulated server boots without
         a port, with an address of its own.
         """
-        own = [row for row in live("network", project_id=project_id)
-               if not row.fields.get("shared")]
-        found = [row.pk for row in [*own, *live("network", fields__shared=True)]
+        rows = live("network").filter(Q(project_id=project_id) | Q(fields__shared=True))
+        found = [row.pk for row in rows.only("pk", "fields")
                  if not row.fields.get("router:external")]
         return [{"network": found[0]}] if len(found) == 1 else []
 
