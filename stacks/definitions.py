@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from heatweb.exceptions import BadRequest, HeatError, InvalidTemplate, RequestLimitExceeded, \
-    ResourceTypeUnavailable, StackValidationFailed
+    ResourceTypeNotFound, ResourceTypeUnavailable, StackValidationFailed
 from stacks.hot import UNRESOLVED, Limits, Template, load_text
 from stacks.hot.hooks import check_hooks
 from stacks.hot.environment import child_environment
@@ -169,8 +169,12 @@ def plugin_class_for_type(type_name, environment, files):
 
 
 def build_definition(template, *, environment, files=None, stack_name=None, stack_id=None,
-                     project_id=None, strict=True, facade=None, unknown=()):
+                     project_id=None, strict=True, facade=None, unknown=(), nested=True):
     """Validate everything and return a StackDefinition (raises HeatError).
+
+    ``nested`` (with ``strict``): the templates of template resources, and of group
+    members that are template resources, are looked into (``validate_nested_types``), as
+    Heat's create validates the nested stacks; Heat's ``/validate`` does not.
 
     ``facade``: the parent resource's ``metadata``, ``deletion_policy`` and
     ``update_policy`` that ``resource_facade`` answers in a child stack.
@@ -210,7 +214,10 @@ def build_definition(template, *, environment, files=None, stack_name=None, stac
             if not contains_unresolved(policy):
                 plugin.validate_update_policy(policy, resource_name=name)
             _validate_members(plugin, props, environment=environment, files=files,
-                              resource_name=name)
+                              resource_name=name, nested=nested)
+            if nested:
+                validate_nested_types(plugin, environment=environment, files=files,
+                                      resource_name=name, path=f"resources.{name}")
     defs = with_implicit_dependencies(template, params, defs, plugins)
     return StackDefinition(template=template, environment=environment, params=params,
                            resources=defs, plugins=plugins)
@@ -267,7 +274,7 @@ def _reaches(graph, start, target):
     return False
 
 
-def _validate_members(plugin, properties, *, environment, files, resource_name):
+def _validate_members(plugin, properties, *, environment, files, resource_name, nested):
     """The resources a plugin will put in its child stack, checked as the child will check them.
 
     A child stack gets the parent's files and environment (``child_environment``), so
@@ -278,6 +285,37 @@ def _validate_members(plugin, properties, *, environment, files, resource_name):
         member_class = plugin_class_for_type(type_name, env, files)
         member_class.validate_properties(member_properties,
                                          resource_name=f"{resource_name}.{member}")
+        if nested:
+            validate_nested_types(member_class, environment=env, files=files,
+                                  resource_name=member,
+                                  path=f"resources.{resource_name}<nested_stack>."
+                                       f"resources.{member}")
+
+
+def validate_nested_types(plugin, *, environment, files, resource_name, path, seen=()):
+    """Heat's ``validate_nested_stack`` at a create, for what a template can tell before
+    anything exists: every type of a template resource's template (and of the template
+    resources in it) is one this cloud has. An unknown type, or one whose service the
+    catalog lacks, is the parent's 400 with Heat's path
+    (``ResourceTypeUnavailable: resources.servers<nested_stack>.resources.m0<server.yaml>:
+    HEAT-E99001 ...``). A resource under a ``condition`` may not exist: not looked at.
+    """
+    if not issubclass(plugin, TemplateResource) or not plugin.template_body \
+            or plugin.template_file in seen:
+        return
+    where = f"{path}<{plugin.template_file}>"
+    env = child_environment(environment, resource_name=resource_name,
+                            template_file=plugin.template_file)
+    for name, type_name in plugin.nested_types():
+        try:
+            member = plugin_class_for_type(type_name, env, files)
+            check_extension(member, type_name)
+        except (ResourceTypeNotFound, ResourceTypeUnavailable) as error:
+            raise StackValidationFailed(f"{error.error_type}: {where}: {error.message}") \
+                from None
+        validate_nested_types(member, environment=env, files=files, resource_name=name,
+                              path=f"{where}.resources.{name}",
+                              seen=(*seen, plugin.template_file))
 
 
 def _type_exists(type_name, environment, files):

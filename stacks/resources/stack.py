@@ -255,22 +255,38 @@ class TemplateResource(ChildStackResource):
         reading the body K times cost O(K x template size) on every parent
         create and update (bench_nested).
         """
-        declared = cls.__dict__.get("_declared")
-        if declared is None:
-            from stacks.definitions import limits
+        if "_declared" not in cls.__dict__:
+            cls._read_body()
+        return cls._declared
 
-            try:
-                loaded = load_text(cls.template_body, limits(),
-                                   limit=settings.HEATWEB["MAX_FILE_BYTES"],
-                                   what=f"template {cls.template_file}") or {}
-            except InvalidTemplate as error:
-                raise StackValidationFailed(f"{cls.template_file}: {error.message}") from None
-            # "Parameters" in a CloudFormation-format template
-            params = (loaded.get("parameters", loaded.get("Parameters"))
-                      if isinstance(loaded, dict) else None)
-            declared = frozenset(params or {}) if isinstance(params, dict) else frozenset()
-            cls._declared = declared
-        return declared
+    @classmethod
+    def nested_types(cls):
+        """``(name, type)`` of the template's resources that always exist (no
+        ``condition``), read once per class as ``_declared_parameters``."""
+        if "_types" not in cls.__dict__:
+            cls._read_body()
+        return cls._types
+
+    @classmethod
+    def _read_body(cls):
+        from stacks.definitions import limits
+
+        try:
+            loaded = load_text(cls.template_body, limits(),
+                               limit=settings.HEATWEB["MAX_FILE_BYTES"],
+                               what=f"template {cls.template_file}") or {}
+        except InvalidTemplate as error:
+            raise StackValidationFailed(f"{cls.template_file}: {error.message}") from None
+        loaded = loaded if isinstance(loaded, dict) else {}
+        # "Parameters", "Resources", "Type": a CloudFormation-format template
+        params = loaded.get("parameters", loaded.get("Parameters"))
+        resources = loaded.get("resources", loaded.get("Resources"))
+        cls._declared = frozenset(params) if isinstance(params, dict) else frozenset()
+        cls._types = tuple(
+            (name, data.get("type", data.get("Type")))
+            for name, data in (resources.items() if isinstance(resources, dict) else ())
+            if isinstance(data, dict) and isinstance(data.get("type", data.get("Type")), str)
+            and "condition" not in data and "Condition" not in data)
 
     @classmethod
     def validate_properties(cls, raw, *, resource_name):

@@ -56,7 +56,7 @@ def _validated(template, env, files, *, project_id, ignore, strict=True):
     try:
         return build_definition(template, environment=trial_env, files=files,
                                 stack_name="validate", stack_id="None", project_id=project_id,
-                                strict=strict, unknown=tuple(missing))
+                                strict=strict, unknown=tuple(missing), nested=False)
     except UserParameterMissing:
         raise
     except StackValidationFailed as error:

@@ -1,6 +1,8 @@
 """Heat's template semantics through python-heatclient against the live service: which
 one-key maps are functions, Python allowed_pattern, the parent environment in child
 stacks and group members, get_attr paths, output_error and implicit dependencies."""
+import uuid
+
 import pytest
 from heatclient import exc as heat_exc
 
@@ -311,3 +313,54 @@ def test_a_resources_template_metadata_is_resolved_and_kept_as_heat_keeps_it(hc)
     assert metadata["app"]["port"] == 9090
     assert metadata["tags"] == ["api", name]
     assert metadata["app"]["secret_ref"] == secret.physical_resource_id
+
+
+AUTOHEALING_MEMBER = """
+heat_template_version: 2017-02-24
+parameters:
+  tag: {type: string}
+resources:
+  value: {type: OS::Heat::Value, properties: {value: {get_param: tag}}}
+  alarm_queue: {type: OS::Zaqar::Queue}
+"""
+AUTOHEALING_GROUP = """
+heat_template_version: 2017-02-24
+resources:
+  servers:
+    type: OS::Heat::AutoScalingGroup
+    properties:
+      resource: {type: member.yaml, properties: {tag: t}}
+      min_size: 1
+      max_size: 2
+"""
+
+
+def test_a_nested_templates_missing_service_is_refused_at_create_as_heat_refuses_it(hc):
+    """Heat's create validates the nested stacks (``validate_nested_stack``): an
+    autohealing group whose member template holds a Zaqar queue is a 400 on a cloud
+    without Zaqar, naming the path. Heat's /validate does not look into them."""
+    files = {"member.yaml": AUTOHEALING_MEMBER}
+    hc.stacks.validate(template=AUTOHEALING_GROUP, files=files)
+    name = f"s{uuid.uuid4().hex[:10]}"
+    with pytest.raises(heat_exc.HTTPBadRequest) as error:
+        hc.stacks.create(stack_name=name, template=AUTOHEALING_GROUP, files=files)
+    body = error.value.error["error"]
+    assert body["type"] == "StackValidationFailed"
+    assert body["message"].startswith(
+        "ResourceTypeUnavailable: resources.servers<nested_stack>.resources.m0<member.yaml>: "
+        "HEAT-E99001 Service zaqar is not available for resource type OS::Zaqar::Queue"), body
+    assert not [s for s in hc.stacks.list() if s.stack_name == name]
+
+    # A template resource's template with a type nobody has: Heat's path, nothing stored.
+    parent = """
+heat_template_version: 2017-02-24
+resources:
+  direct: {type: member.yaml, properties: {tag: t}}
+"""
+    unknown = {"member.yaml": AUTOHEALING_MEMBER.replace("OS::Zaqar::Queue", "My::Nothing")}
+    with pytest.raises(heat_exc.HTTPBadRequest) as error:
+        hc.stacks.create(stack_name=name, template=parent, files=unknown)
+    assert error.value.error["error"]["message"] == (
+        "ResourceTypeNotFound: resources.direct<member.yaml>: "
+        "The Resource Type (My::Nothing) could not be found."), error.value.error
+    assert not [s for s in hc.stacks.list() if s.stack_name == name]
