@@ -133,7 +133,9 @@ def _save_after_lock_broken(res, fields):
                 physical_id)
 
 
-def action_start(ctx, res, *, action, plugin, props=None, pending=None, args=()):
+def _begin(ctx, res, *, action, plugin):
+    """Lock the resource and begin ``action`` (its IN_PROGRESS event): None, or the
+    Outcome that says why not."""
     if res.engine_id is not None or (res.status == st.IN_PROGRESS and action not in
                                       STATELESS_ACTIONS):
         return _locked_elsewhere(res)  # another engine is working on it
@@ -145,6 +147,23 @@ def action_start(ctx, res, *, action, plugin, props=None, pending=None, args=())
             f"Resource {action} failed: Error: resources.{res.name}: "
             f"State {res.state} invalid for {action.lower()}"))
     ctx.events.add(resource_event(res, "state changed", action=action))
+    return None
+
+
+def metadata_update(ctx, res, *, plugin, pending):
+    """Heat's update of a resource whose template ``metadata`` alone changed: UPDATE
+    IN_PROGRESS then COMPLETE (two events), the new metadata stored; the plugin's
+    ``handle_update`` is not called (nothing of the physical object changes)."""
+    refused = _begin(ctx, res, action="UPDATE", plugin=plugin)
+    if refused is not None:
+        return refused
+    return action_finish(ctx, res, plugin=plugin, props=None, pending=pending)
+
+
+def action_start(ctx, res, *, action, plugin, props=None, pending=None, args=()):
+    refused = _begin(ctx, res, action=action, plugin=plugin)
+    if refused is not None:
+        return refused
     started = Started(res, action, plugin, args, props, pending or {}, ctx.node)
     if ctx.handles is not None and plugin.cloud_calls_only:
         ctx.handles.append(started)  # called beside the batch's others (handles_run)

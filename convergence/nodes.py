@@ -5,8 +5,8 @@ from django.db import connection
 
 from convergence.check_resource import (
     CONVERGE_ACTIONS, DONE_EMPTY, PAUSED, STATELESS_ACTIONS, WALK_SKIP_WHEN_DONE, Outcome,
-    _locked_elsewhere, action_abort, action_check, action_fail, action_start,
-    first_checks_run, handles_run)
+    _locked_elsewhere, action_abort, action_check, action_fail, action_start, first_checks_run,
+    handles_run, metadata_update)
 from convergence.breakpoints import pause_before
 from convergence.engines import engine_id
 from convergence.models import Breakpoint
@@ -216,11 +216,13 @@ def converge_update(ctx, res, *, data):
         return replace(ctx, res, defn=defn, cls=cls, props=props, pending=pending,
                        policy=policy)
     if decision == UNCHANGED:
-        if res.requires != pending["requires"] or res.rsrc_metadata != metadata:
-            # No action: its references or its metadata changed (Heat's metadata update)
+        if "metadata" in pending and res.rsrc_metadata != metadata:
+            # Heat updates a resource whose metadata alone changed (with its events)
+            return metadata_update(ctx, res, plugin=plugin_for(ctx, res, cls=cls),
+                                   pending=pending)
+        if res.requires != pending["requires"]:  # no action: only its references changed
             Resource.objects.filter(pk=res.pk).update(
-                requires=pending["requires"], template_id=pending["template_id"],
-                rsrc_metadata=metadata)
+                requires=pending["requires"], template_id=pending["template_id"])
         return Outcome("done", data=node_data(res, plugin_for(ctx, res, cls=cls)))
     return action_start(ctx, res, action="UPDATE",
                         plugin=plugin_for(ctx, res, cls=cls, update_policy=policy),

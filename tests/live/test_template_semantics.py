@@ -306,13 +306,27 @@ def test_a_resources_template_metadata_is_resolved_and_kept_as_heat_keeps_it(hc)
     assert metadata["tags"] == ["web", name]
     assert hc.resources.metadata(sid, "plain") == {}
     # A change of only the metadata (and a parameter it uses) is kept by the update.
-    changed = METADATA.replace("tags: [web,", "tags: [api,")
+    changed = METADATA.replace("tags: [web,", "tags: [api,").replace(
+        "    properties: {length: 12}\n", "    properties: {length: 12}\n"
+        "    metadata: {rotated: true}\n")
     hc.stacks.update(sid, template=changed, parameters={"port": 9090})
     wait_stack(hc, sid, "UPDATE_COMPLETE")
     metadata = hc.resources.metadata(sid, "config")
     assert metadata["app"]["port"] == 9090
     assert metadata["tags"] == ["api", name]
     assert metadata["app"]["secret_ref"] == secret.physical_resource_id
+    assert hc.resources.metadata(sid, "secret") == {"rotated": True}
+    # As Heat: a resource whose metadata alone changed is updated (its events say so), in
+    # place (the string is the same one); one whose metadata did not change is not.
+    assert hc.resources.get(sid, "secret").physical_resource_id == \
+        secret.physical_resource_id
+    for resource in ("config", "secret"):
+        states = [(e.resource_status, e.resource_status_reason)
+                  for e in hc.events.list(sid, resource_name=resource)]
+        assert ("UPDATE_IN_PROGRESS", "state changed") in states, (resource, states)
+        assert ("UPDATE_COMPLETE", "state changed") in states, (resource, states)
+    assert not [e for e in hc.events.list(sid, resource_name="plain")
+                if e.resource_status.startswith("UPDATE")]
 
 
 AUTOHEALING_MEMBER = """
