@@ -5,8 +5,9 @@ from stacks.models.resource import Resource
 
 
 class WaitConditionSignal(models.Model):
-    """One signal to a handle. A signal id counts once: a repeated id replaces nothing
-    (the unique constraint makes two racing signals with one id a single row)."""
+    """One signal to a handle. A signal id counts once: a repeated id replaces the
+    signal it had, as Heat's metadata does (the unique constraint makes two racing
+    signals with one id a single row)."""
 
     resource = models.ForeignKey(Resource, on_delete=models.CASCADE,
                                  related_name="wait_signals")

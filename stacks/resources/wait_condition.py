@@ -80,22 +80,28 @@ class WaitConditionHandle(ResourcePlugin):
                              f'{", ".join(STATUSES)}.')
         given = details.get("id")
         signal_id = str(given) if given not in (None, "") else None
+        last = None
         for _ in range(20):
-            number = signal_id or str(WaitConditionSignal.objects.filter(
-                resource_id=self.resource_id).count() + 1)
-            reason = details.get("reason") or f"Signal {number} received"
+            # As Heat: a signal without an id takes the next number, and without a reason
+            # "Signal <that number> received"; a signal with an id it had replaces that one.
+            count = WaitConditionSignal.objects.filter(resource_id=self.resource_id).count()
+            number = signal_id or str(count + 1)
+            reason = str(details.get("reason") or f"Signal {count + 1} received")
+            fields = {"status": status, "reason": reason, "data": details.get("data")}
             try:
                 with transaction.atomic():
-                    WaitConditionSignal.objects.create(
-                        resource_id=self.resource_id, signal_id=number, status=status,
-                        reason=str(reason), data=details.get("data"))
+                    if signal_id is not None or count == last:
+                        WaitConditionSignal.objects.update_or_create(
+                            resource_id=self.resource_id, signal_id=number, defaults=fields)
+                    else:  # a racing signal without an id took the number: count again
+                        WaitConditionSignal.objects.create(
+                            resource_id=self.resource_id, signal_id=number, **fields)
                 break
             except IntegrityError:
-                if signal_id is not None:
-                    return f"Signal: {status} signal {signal_id} ignored, its id was received before"
+                last = count
         else:
             raise ResourceFailure("Too many signals at once to number them")
-        return f"Signal: {status} signal {number} received: {reason}"
+        return f"Signal: status:{status} reason:{reason}"  # Heat's event reason
 
     @classmethod
     def shown_metadata(cls, res):

@@ -75,19 +75,22 @@ def test_two_success_signals_complete_the_wait(heat):
     assert command.startswith("curl -i -X POST -H 'X-Auth-Token: ")
     assert "/webhooks/signal/" in command
     signal(command, {"status": "SUCCESS", "id": "a", "data": "first"})
-    signal(command, {"status": "SUCCESS", "id": "a", "data": "again"})  # counted once
+    signal(command, {"status": "SUCCESS", "id": "a", "data": "again"})  # replaces it: once
     time.sleep(1)
     assert heat.stacks.get(stack_id).stack_status == "CREATE_IN_PROGRESS"
     assert heat.resources.get(stack_id, "wait").resource_status == "CREATE_IN_PROGRESS"
     signal(command, {"status": "SUCCESS", "id": "b", "data": "second", "reason": "done"})
     wait_stack(heat, stack_id, "CREATE_COMPLETE", timeout=30)
-    assert json.loads(output(heat, stack_id, "data")) == {"a": "first", "b": "second"}
+    assert json.loads(output(heat, stack_id, "data")) == {"a": "again", "b": "second"}
     reasons = [e.resource_status_reason for e in heat.events.list(stack_id,
                                                                   resource_name="handle")]
-    assert any("SUCCESS signal b received: done" in r for r in reasons), reasons
-    # Heat keeps a handle's signals in its metadata, by id.
+    # Heat's words: "Signal: status:<status> reason:<reason>", the default reason numbered
+    # by the signals the handle had (its id is not the number).
+    assert "Signal: status:SUCCESS reason:done" in reasons, reasons
+    assert "Signal: status:SUCCESS reason:Signal 1 received" in reasons, reasons
+    # Heat keeps a handle's signals in its metadata, by id; a repeated id replaced its own.
     assert heat.resources.metadata(stack_id, "handle") == {
-        "a": {"data": "first", "reason": "Signal a received", "status": "SUCCESS"},
+        "a": {"data": "again", "reason": "Signal 2 received", "status": "SUCCESS"},
         "b": {"data": "second", "reason": "done", "status": "SUCCESS"}}
 
 
