@@ -354,7 +354,9 @@ class _DefinitionCache:
 
     def _facade(self, stack):
         """What ``resource_facade`` answers in a child stack: its parent resource's
-        metadata (resolved with the parent's parameters), deletion and update policy."""
+        metadata, deletion and update policy, resolved as the parent resolves them (its
+        parameters, and the stored references and attributes of the parent's resources
+        they name: those are made before the resource that holds the child)."""
         if not stack.parent_id or not stack.parent_resource_name:
             return None
         parent = self.get(stack.parent)
@@ -362,12 +364,16 @@ class _DefinitionCache:
         if defn is None:
             return None
 
-        def resolved(snippet, section):
+        def resolved(snippet, section, lookup=None):
             try:
-                value = parent.template.resolve(snippet, parent.params, None,
+                value = parent.template.resolve(snippet, parent.params, lookup,
                                                 f"resources.{defn.name}.{section}")
             except HeatError:
                 return None
+            if contains_unresolved(value) and lookup is None:
+                from stacks.selectors import stored_lookup
+
+                return resolved(snippet, section, stored_lookup(stack.parent))
             return None if contains_unresolved(value) else value
 
         return {"metadata": resolved(defn.metadata, "metadata") or {},

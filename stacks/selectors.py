@@ -420,14 +420,20 @@ def resource_attributes(res):
     return registry.plugin_or_base(res.type).shown_attributes(res.attributes_data or {})
 
 
-def stack_outputs(stack):
-    """Resolve the template's outputs from the stored resource data."""
-    ctx = stack_context(stack)
+def stored_lookup(stack, ctx=None):
+    """``get_resource``/``get_attr`` of a stack's resources from their stored data."""
+    ctx = ctx or stack_context(stack)
     data = {}
     for res in Resource.objects.filter(stack=stack, replaced_by__isnull=True).exclude(
             state="DELETE_COMPLETE").exclude(state="INIT_COMPLETE"):
         data[res.name] = node_data(res, plugin_for(ctx, res)) \
             if res.name in ctx.definition.plugins else \
             {"id": res.pk, "name": res.name, "ref": None, "attrs": res.attributes_data}
+    return InputLookup(data, ctx.definition.plugins)
+
+
+def stack_outputs(stack):
+    """Resolve the template's outputs from the stored resource data."""
+    ctx = stack_context(stack)
     return ctx.definition.template.resolve_outputs(ctx.definition.params,
-                                                   InputLookup(data, ctx.definition.plugins))
+                                                   stored_lookup(stack, ctx))

@@ -378,3 +378,42 @@ resources:
         "ResourceTypeNotFound: resources.direct<member.yaml>: "
         "The Resource Type (My::Nothing) could not be found."), error.value.error
     assert not [s for s in hc.stacks.list() if s.stack_name == name]
+
+
+FACADE_CHILD = """
+heat_template_version: 2016-10-14
+resources:
+  settings:
+    type: OS::Heat::Value
+    properties: {type: json, value: {resource_facade: metadata}}
+outputs:
+  settings: {value: {get_attr: [settings, value]}}
+"""
+FACADE_PARENT = """
+heat_template_version: 2016-10-14
+parameters:
+  port: {type: number, default: 8080}
+resources:
+  secret:
+    type: OS::Heat::RandomString
+    properties: {length: 10}
+  member:
+    type: child.yaml
+    metadata:
+      port: {get_param: port}
+      secret_ref: {get_resource: secret}
+      secret: {get_attr: [secret, value]}
+outputs:
+  settings: {value: {get_attr: [member, settings]}}
+"""
+
+
+def test_resource_facade_metadata_is_the_parents_resolved_metadata(hc):
+    """As Heat: ``resource_facade: metadata`` in a child stack answers its parent
+    resource's metadata resolved as the parent resolves it, get_resource and get_attr of
+    the parent's resources included (they were ``{}`` before)."""
+    _, sid = create(hc, FACADE_PARENT, files={"child.yaml": FACADE_CHILD})
+    settings = outputs_of(wait_stack(hc, sid, "CREATE_COMPLETE"))["settings"]
+    secret = hc.resources.get(sid, "secret")
+    assert settings == {"port": 8080, "secret_ref": secret.physical_resource_id,
+                        "secret": secret.attributes["value"]}, settings
