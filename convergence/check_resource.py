@@ -153,11 +153,13 @@ def _begin(ctx, res, *, action, plugin):
 def metadata_update(ctx, res, *, plugin, pending):
     """Heat's update of a resource whose template ``metadata`` alone changed: UPDATE
     IN_PROGRESS then COMPLETE (two events), the new metadata stored; the plugin's
-    ``handle_update`` is not called (nothing of the physical object changes)."""
+    ``handle_update`` is not called and its attributes are not read again (nothing of
+    the physical object changes)."""
     refused = _begin(ctx, res, action="UPDATE", plugin=plugin)
     if refused is not None:
         return refused
-    return action_finish(ctx, res, plugin=plugin, props=None, pending=pending)
+    return action_finish(ctx, res, plugin=plugin, props=None,
+                         pending={**pending, "attributes_kept": True})
 
 
 def action_start(ctx, res, *, action, plugin, props=None, pending=None, args=()):
@@ -306,7 +308,7 @@ def action_finish(ctx, res, *, plugin, props, pending):
     if "physical_lock" in pending:
         res.plugin_data = {**res.plugin_data, PHYSICAL_LOCK_FLAG: pending["physical_lock"]}
     if action != "DELETE" and not (action in STATELESS_ACTIONS and plugin.nested_stack) \
-            and not _left_alone(plugin, action):
+            and not _left_alone(plugin, action) and not pending.get("attributes_kept"):
         # After a lock or unlock too: the ``show`` attribute then says locked/protected.
         res.attributes_data = _attributes(plugin)
     _save_and_unlock(res)

@@ -144,4 +144,4 @@ def plugin_for(ctx, res, properties=None, cls=None, *, update_policy=None):
     return cls(name=res.name, properties=res.properties_data if properties is None else properties,
                context=ctx.plugin_context, physical_id=res.physical_resource_id or None,
                data=dict(res.plugin_data or {}), resource_id=res.pk,
-               update_policy=update_policy)
+               update_policy=update_policy, stored_attributes=res.attributes_data)

@@ -113,8 +113,10 @@ class ResourcePlugin:
     update_policy_schema = {}
 
     def __init__(self, *, name, properties, context, physical_id=None, data=None,
-                 resource_id=None, update_policy=None):
+                 resource_id=None, update_policy=None, stored_attributes=None):
         self.name = name
+        # The attributes stored when its last action finished (what get_attr answers).
+        self.stored_attributes = stored_attributes or {}
         # The validated update policy, given by the engine for a create or an update.
         self.update_policy = update_policy or {}
         self.properties = properties or {}

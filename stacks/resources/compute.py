@@ -166,6 +166,7 @@ class Server(ResourcePlugin):
         if not _cloud_call(self._updated_if_there, fields):
             raise ResourceFailure(f"The server {self.physical_id} could not be found "
                                   f"(deleted outside heatweb)")
+        self.listed = self._shown_after(fields, changed)
         if "networks" in changed:
             self._update_networks(new_properties)
         self.properties = new_properties
@@ -203,6 +204,20 @@ class Server(ResourcePlugin):
         for entry in self._networks(self.properties):
             if entry.get("port"):
                 _cloud_call(self.cloud.server_port_detach, self.physical_id, entry["port"])
+
+    # What an update changes in the server as Nova shows it, and nothing else: after
+    # an update of only these, its attributes are the stored ones with the new values
+    # (no read of the server; a direct script reads none either).
+    SHOWN_AS_SENT = {"name": "name", "metadata": "metadata", "tags": "tags",
+                     "admin_pass": None}
+
+    def _shown_after(self, fields, changed):
+        show = self.stored_attributes.get("show")
+        if not changed or not set(changed) <= set(self.SHOWN_AS_SENT) or \
+                not isinstance(show, dict):
+            return None
+        return {**show, **{key: fields[prop] for prop, key in self.SHOWN_AS_SENT.items()
+                           if key and prop in fields}}
 
     def _updated_if_there(self, fields):
         """Update the server's ``fields``; False when it is gone. The update itself finds
