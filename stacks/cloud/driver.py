@@ -231,7 +231,9 @@ class CloudDriver(ABC):
 
     @abstractmethod
     def object_delete(self, kind, object_id):
-        """Delete the object; one already gone is done."""
+        """Delete the object; one already gone is done. True when the cloud's answer says
+        it is gone (a service that deletes at once, as Neutron does): the caller need not
+        read it again; False when it may still be going (read it until it is gone)."""
 
     def router_routes_change(self, router_id, *, add=(), remove=()):
         """The router's extra routes gain ``add`` and lose ``remove`` (``{destination,

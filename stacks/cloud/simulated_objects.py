@@ -137,7 +137,7 @@ class SimulatedObjects:
             return custom(object_id)
         row = live(kind, pk=object_id).first()
         if row is None:
-            return None  # gone already: deleting is done
+            return True  # gone already: deleting is done
         self._fault(f"{kind}_delete", row.project_id)
         in_use = self._hook("in_use", kind)
         reason = in_use(row) if in_use else None
@@ -147,7 +147,7 @@ class SimulatedObjects:
         if deleted is not None:
             deleted(row)
         self.sim_row_delete(row)
-        return None
+        return True  # the simulated cloud deletes before it answers
 
     @staticmethod
     def sim_row_delete(row):

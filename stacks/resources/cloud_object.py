@@ -149,30 +149,29 @@ class CloudObjectResource(ResourcePlugin):
 
     def handle_delete(self):
         if self.physical_id:
-            cookie = self._delete_or_retry({"conflict_until": time.time() + CONFLICT_SECONDS})
-            # Neutron deletes at once: its answer says the object is gone (no read after).
-            if cookie is None and kind_of(self.kind).service == "network":
-                return {"gone": True}
-            return cookie
+            return self._delete_or_retry({"conflict_until": time.time() + CONFLICT_SECONDS})
         return None
 
     def _delete_or_retry(self, cookie):
-        """Heat retries a delete the cloud refuses with a conflict (a subnet whose last
-        port a server's delete is still releasing): again on later polls, for a while."""
+        """The delete's cookie: ``gone`` when the cloud's answer says the object is gone
+        (no read after it), ``conflict`` when it refused with a conflict, which Heat tries
+        again on later polls for a while (a subnet whose last port a server's delete is
+        still releasing); else the object is read until it is gone."""
         try:
-            _cloud_call(self.cloud.object_delete, self.kind, self.physical_id)
+            gone = _cloud_call(self.cloud.object_delete, self.kind, self.physical_id)
         except ResourceFailure as failure:
             if "(HTTP 409)" not in str(failure) or time.time() > cookie["conflict_until"]:
                 raise
             return {**cookie, "conflict": str(failure)}
-        return None
+        return {"gone": True} if gone else None
 
     def check_delete_complete(self, cookie):
+        if isinstance(cookie, dict) and cookie.get("conflict"):
+            cookie = self._delete_or_retry(cookie)
+            if isinstance(cookie, dict) and cookie.get("conflict"):
+                return False
         if isinstance(cookie, dict) and cookie.get("gone"):
             return True
-        if isinstance(cookie, dict) and cookie.get("conflict"):
-            return self._delete_or_retry(cookie) is None and \
-                self.check_delete_complete(None)
         return not self.physical_id or \
             _cloud_call(self.cloud.object_get, self.kind, self.physical_id) is None
 
