@@ -206,9 +206,9 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
             return self._default_networks()
         out = []
         for entry in networks:
-            if entry.get("port"):
-                out.append({"port": call(self.conn.network.find_port, entry["port"],
-                                         ignore_missing=False).id})
+            if entry.get("port"):  # an id goes to Nova as it is (Nova refuses a wrong one)
+                out.append({"port": entry["port"] if _is_id(entry["port"]) else call(
+                    self.conn.network.find_port, entry["port"], ignore_missing=False).id})
             elif entry.get("subnet"):
                 port = self._internal_port(entry, security_groups)
                 made.append(port)

@@ -12,7 +12,7 @@ they never touch stack state or enqueue tasks. Raising fails the resource
 with the error's message.
 """
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from heatweb.exceptions import StackValidationFailed
 from stacks.cloud.driver import CloudError
@@ -44,6 +44,15 @@ class PluginContext:
     stack_name: str
     project_id: str
     lock_reason: str = ""
+    # What the plugins of one task read of the cloud and may share (``shared_read``).
+    reads: dict = field(default_factory=dict)
+
+    def shared_read(self, key, read):
+        """``read()`` once for the plugins of this task (20 ports of one network read it
+        once for their ``network`` attribute, not 20 times)."""
+        if key not in self.reads:
+            self.reads[key] = read()
+        return self.reads[key]
 
 
 def wait_cookie(seconds):

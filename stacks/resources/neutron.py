@@ -204,7 +204,9 @@ class Port(NetworkOfSubnetOrPort):
         if name == "subnets":
             return [ip["subnet_id"] for ip in found.get("fixed_ips") or []]
         if name == "network":
-            return self.cloud.object_get("network", found.get("network_id"))
+            network_id = found.get("network_id")
+            return self.context.shared_read(
+                ("network", network_id), lambda: self.cloud.object_get("network", network_id))
         return super().attribute_value(found, name)
 
 

@@ -137,3 +137,38 @@ def test_a_metadata_update_replaces_the_set_with_the_creation_key_without_a_read
     cloud.server_update("abc", creation_key="k1", metadata={"marker": "2", "n": 3})
     assert sent == [("PUT", "servers/abc/metadata", {"metadata": {
         "marker": "2", "n": "3", driver.KEY_PROPERTY: "k1"}})]
+
+
+def test_a_port_given_by_id_goes_to_nova_without_a_read_and_a_name_is_found():
+    from types import SimpleNamespace
+
+    looked = []
+    network = SimpleNamespace(find_port=lambda name, ignore_missing=False: looked.append(
+        name) or SimpleNamespace(id="port-of-" + name))
+    cloud = driver.OpenStackCloud(connection=SimpleNamespace(network=network))
+    port_id = "8c1e6c1c-0a4b-4f33-9a5e-2f0f4b7e8a12"
+    assert cloud._server_networks([{"port": port_id}, {"port": "web-port"}]) == [
+        {"port": port_id}, {"port": "port-of-web-port"}]
+    assert looked == ["web-port"]  # the direct script sends the id, as heatweb now does
+
+
+def test_ports_of_one_network_read_it_once_per_task_for_their_network_attribute():
+    from stacks.resources.base import PluginContext
+    from stacks.resources.neutron import Port
+
+    read = []
+
+    class Cloud:
+        def object_get(self, kind, object_id):
+            read.append((kind, object_id))
+            if kind == "network":
+                return {"id": object_id, "name": "private"}
+            return {"id": object_id, "network_id": "net-1", "fixed_ips": []}
+
+    context = PluginContext(cloud=Cloud(), stack_id="s", stack_name="st", project_id="p")
+    ports = [Port(name=f"p{i}", properties={}, context=context, physical_id=f"port-{i}")
+             for i in range(3)]
+    attributes = [port.attributes() for port in ports]
+    assert [a["network"] for a in attributes] == [{"id": "net-1", "name": "private"}] * 3
+    assert read.count(("network", "net-1")) == 1
+    assert [r for r in read if r[0] == "port"] == [("port", f"port-{i}") for i in range(3)]
