@@ -367,7 +367,10 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
             return {}
         servers = [server for server in call(lambda: list(self.conn.compute.servers(details=True)))
                    if server.id in wanted and server.status not in GONE_SERVER]
-        ports = self._ports_by_address([server.id for server in servers]) if servers else {}
+        # A server still building is waited for again: its attributes (its addresses'
+        # ports) are read when it is done, not on every round of the wait.
+        settled = [server.id for server in servers if server.status != "BUILD"]
+        ports = self._ports_by_address(settled) if settled else {}
         return {server.id: self._server_dict(server, ports) for server in servers}
 
     def server_update(self, server_id, *, creation_key=None, **fields):

@@ -172,3 +172,30 @@ def test_ports_of_one_network_read_it_once_per_task_for_their_network_attribute(
     assert [a["network"] for a in attributes] == [{"id": "net-1", "name": "private"}] * 3
     assert read.count(("network", "net-1")) == 1
     assert [r for r in read if r[0] == "port"] == [("port", f"port-{i}") for i in range(3)]
+
+
+def test_a_wait_rounds_server_list_reads_ports_only_for_servers_done_building():
+    from types import SimpleNamespace
+
+    def server(server_id, status):
+        return SimpleNamespace(
+            id=server_id, name=server_id, status=status, image={"id": "img"}, flavor={},
+            fault=None, metadata={}, is_locked=False, locked_reason=None, key_name=None,
+            task_state=None, created_at=None, tags=[], has_config_drive=False,
+            attached_volumes=[], addresses={"private": [
+                {"addr": f"10.0.0.{len(server_id)}", "OS-EXT-IPS-MAC:mac_addr": "m"}]})
+
+    listed = []
+    servers = [server("a", "BUILD"), server("bb", "BUILD")]
+    port = SimpleNamespace(device_id="bb", mac_address="m", id="port-bb",
+                           fixed_ips=[{"ip_address": "10.0.0.2"}])
+    network = SimpleNamespace(ports=lambda **query: listed.append(query) or [port])
+    compute = SimpleNamespace(servers=lambda details: list(servers))
+    cloud = driver.OpenStackCloud(connection=SimpleNamespace(compute=compute, network=network))
+    building = cloud.server_list(["a", "bb"])
+    assert listed == []  # every server still building: no Neutron request this round
+    assert building["a"]["status"] == "BUILD"
+    servers[1] = server("bb", "ACTIVE")
+    done = cloud.server_list(["a", "bb"])
+    assert listed == [{"device_id": "bb"}]  # the one done: its ports, for its attributes
+    assert done["bb"]["addresses"]["private"][0]["port"] == "port-bb"
