@@ -10,16 +10,27 @@ Keystone mode with the OpenStack driver, on this run mode's database and
 broker) driven through python-heatclient with a Keystone token, as a user
 would; the stack's state is read from the database every 20 ms.
 
-Both act as one user made for the run, each in a project of its own (also
+With ``--heat-base BASE`` (or ``--heat-endpoint URL``) a third side, ``heat``:
+upstream OpenStack Heat 27 as ``scripts/heat-yardstick-up BASE`` runs it
+(heat-api and one heat-engine, a yardstick outside heatweb, never imported),
+driven by the same templates through python-heatclient (endpoint override:
+it is not in the catalog); the stack's state is read from Heat's database
+every 20 ms (``BASE/heat-db``), or without one from its API every 0.2 s.
+
+All act as one user made for the run, each in a project of its own (also
 made for the run, deleted at the end with anything left in them). Each
 side names itself in its User-Agent, so the Nova, Neutron and Glance
-requests it sent are counted from the services' access logs.
+requests it sent are counted from the services' access logs (Heat's are
+tagged ``heat-yardstick`` by the yardstick's launchers:
+scripts/heat-yardstick/agent.py).
 """
 import os
 import time
 import uuid
+from pathlib import Path
 
 import openstack
+import psycopg
 import requests
 import yaml
 from django.conf import settings
@@ -54,6 +65,15 @@ class Command(BaseCommand):
         parser.add_argument("--poll", type=float, default=0.5,
                             help="seconds between the direct script's server lists")
         parser.add_argument("--timeout", type=float, default=900)
+        parser.add_argument("--heat-base",
+                            help="a Heat of scripts/heat-yardstick-up BASE: adds the heat side "
+                                 "(its URL from BASE/heat-url, its database from BASE/heat-db)")
+        parser.add_argument("--heat-endpoint",
+                            help="Heat's API root (http://HOST:PORT/v1): adds the heat side")
+        parser.add_argument("--heat-db", help="Heat's database (PostgreSQL DSN), where the "
+                                              "heat side reads a stack's state")
+        parser.add_argument("--heat-agent", default="heat-yardstick",
+                            help="the first word of the User-Agent of Heat's requests")
 
     def handle(self, *args, **opts):
         if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -68,19 +88,26 @@ class Command(BaseCommand):
         self.logs = AccessLogs(os.path.join(base, "log"))
         run = uuid.uuid4().hex[:6]
         self.agents = {"direct": f"bench-direct-{run}", "heatweb": f"bench-heatweb-{run}"}
+        self.heat = self._heat_side(opts)
+        if self.heat:
+            self.agents["heat"] = opts["heat_agent"]
         self.admin = openstack.connect(cloud="heatweb-admin", connect_retries=3)
-        self.made = Accounts(self.admin, run)
+        self.made = Accounts(self.admin, run, sides=tuple(self.agents))
         rows = self.rows = []
         try:
             self.made.create()
             call_command("migrate", verbosity=0)
             with self._served(run) as served:
                 self.served = served
-                heat = self._heat_client(served)
+                clients = {"heatweb": self._heat_client(f"{served.url}/v1", "heatweb")}
+                if self.heat:
+                    clients["heat"] = self._heat_client(self.heat["url"], "heat")
                 direct_conn = self.made.connection("direct", app_name=self.agents["direct"])
                 for shape in shapes:
-                    self._shape(shape, direct_conn, heat)
+                    self._shape(shape, direct_conn, clients)
         finally:
+            if self.heat and self.heat["db"] is not None:
+                self.heat["db"].close()
             if rows:  # what was measured, also when a later shape failed
                 self._print(rows, shapes)
             self.made.delete()
@@ -101,54 +128,85 @@ class Command(BaseCommand):
             HEATWEB_QUEUE=f"bench-direct-{run}")
         return Served()
 
-    def _heat_client(self, served):
+    def _heat_client(self, url, side):
         from heatclient import client
 
-        token, project_id = self.made.token("heatweb")
-        return client.Client("1", endpoint=f"{served.url}/v1/{project_id}", token=token)
+        token, project_id = self.made.token(side)
+        return client.Client("1", endpoint=f"{url}/{project_id}", token=token)
+
+    @staticmethod
+    def _heat_side(opts):
+        """The heat side's API root, database connection and process groups, or None."""
+        base, url, dsn = opts["heat_base"], opts["heat_endpoint"], opts["heat_db"]
+        groups = []
+        if base:
+            def read(name):
+                path = os.path.join(base, name)
+                if not os.path.exists(path):
+                    raise CommandError(f"no {path}: is scripts/heat-yardstick-up {base} up?")
+                with open(path) as f:
+                    return f.read().strip()
+            url = url or read("heat-url")
+            dsn = dsn or read("heat-db")
+            run = os.path.join(base, "run")
+            groups = [int(read(os.path.join("run", name))) for name in sorted(os.listdir(run))
+                      if name.endswith(".pid")]
+        if not url:
+            return None
+        db = psycopg.connect(dsn, autocommit=True) if dsn else None
+        return {"url": url.rstrip("/"), "db": db, "groups": groups}
 
     # phases ---------------------------------------------------------------------------
 
-    def _shape(self, shape, conn, heat):
+    def _shape(self, shape, conn, clients):
         opts = self.opts
         direct = Direct(conn, shape, image=opts["image"], flavor=opts["flavor"],
                         threads=opts["threads"], poll=opts["poll"])
         template, files = template_and_files(shape, image=opts["image"], flavor=opts["flavor"])
         name = f"bench-{shape.name}"
-        stack = {}
 
-        def heatweb(phase):
-            if phase == "create":
-                stack["id"] = heat.stacks.create(stack_name=name, template=template,
-                                                 files=files)["stack"]["id"]
-            elif phase == "update":
-                heat.stacks.update(stack["id"], template=template, files=files,
-                                   parameters={"marker": "2"})
-            elif phase == "suspend":
-                heat.actions.suspend(stack["id"])
-            elif phase == "resume":
-                heat.actions.resume(stack["id"])
-            else:
-                heat.stacks.delete(stack["id"])
-            return stack["id"]
+        def orchestrate(heat):
+            """One side's phases through python-heatclient: ``phase -> stack id``."""
+            stack = {}
+
+            def do(phase):
+                if phase == "create":
+                    stack["id"] = heat.stacks.create(stack_name=name, template=template,
+                                                     files=files)["stack"]["id"]
+                elif phase == "update":
+                    heat.stacks.update(stack["id"], template=template, files=files,
+                                       parameters={"marker": "2"})
+                elif phase == "suspend":
+                    heat.actions.suspend(stack["id"])
+                elif phase == "resume":
+                    heat.actions.resume(stack["id"])
+                else:
+                    heat.stacks.delete(stack["id"])
+                return stack["id"]
+            return do
 
         try:
-            self._phases(shape, direct, heatweb)
+            self._phases(shape, direct, {side: orchestrate(client)
+                                         for side, client in clients.items()})
         finally:
             direct.close()
 
-    def _phases(self, shape, direct, heatweb):
+    def _phases(self, shape, direct, sides):
         for phase, target in PHASES:
             load = os.getloadavg()[0]
-            d_seconds, d_counts = self._measure("direct", lambda: getattr(direct, phase)())
+            row = {"shape": shape.name, "servers": shape.servers, "phase": phase, "load": load}
+            row["direct"] = self._measure("direct", lambda: getattr(direct, phase)())
             cpu = self.served.cpu_seconds()
-            h_seconds, h_counts = self._measure(
-                "heatweb", lambda: self._wait(heatweb(phase), target, phase))
-            self.rows.append({"shape": shape.name, "servers": shape.servers, "phase": phase,
-                              "load": load, "direct": (d_seconds, d_counts),
-                              "heatweb": (h_seconds, h_counts),
-                              "cpu": self.served.cpu_seconds() - cpu})
-            self.stderr.write(self._row(self.rows[-1]))
+            row["heatweb"] = self._measure(
+                "heatweb", lambda: self._wait(sides["heatweb"](phase), target, phase))
+            row["cpu"] = self.served.cpu_seconds() - cpu
+            if "heat" in sides:
+                cpu = group_cpu_seconds(self.heat["groups"])
+                row["heat"] = self._measure(
+                    "heat", lambda: self._wait_heat(sides["heat"](phase), target, phase))
+                row["heat_cpu"] = group_cpu_seconds(self.heat["groups"]) - cpu
+            self.rows.append(row)
+            self.stderr.write(self._row(row))
 
     def _measure(self, side, run):
         mark = self.logs.mark()
@@ -173,11 +231,47 @@ class Command(BaseCommand):
             time.sleep(0.02)
         raise CommandError(f"heatweb {phase}: {state} after {self.opts['timeout']} s")
 
+    def _wait_heat(self, stack_id, target, phase):
+        """Until Heat's stack is ``target``: its row in Heat's database every 20 ms (as
+        heatweb's is read), or without the database, Heat's API every 0.2 s."""
+        deadline = time.monotonic() + self.opts["timeout"]
+        state = reason = None
+        client = self.heat.get("client")
+        while time.monotonic() < deadline:
+            if self.heat["db"] is not None:
+                row = self.heat["db"].execute(
+                    "SELECT action, status, status_reason, deleted_at FROM stack "
+                    "WHERE id = %s", (stack_id,)).fetchone()
+                if row is None or row[3] is not None:
+                    state = "DELETE_COMPLETE"
+                else:
+                    state, reason = f"{row[0]}_{row[1]}", row[2]
+                pause = 0.02
+            else:
+                if client is None:
+                    client = self.heat["client"] = self._heat_client(self.heat["url"], "heat")
+                try:
+                    got = client.stacks.get(stack_id)
+                    state, reason = got.stack_status, got.stack_status_reason
+                except Exception as error:  # noqa: BLE001 - heatclient's NotFound: gone
+                    if "404" not in str(error) and "not found" not in str(error).lower():
+                        raise
+                    state = "DELETE_COMPLETE"
+                pause = 0.2
+            if state == target:
+                return
+            if state.endswith("FAILED"):
+                raise CommandError(f"heat {phase}: {state}: {reason}")
+            time.sleep(pause)
+        raise CommandError(f"heat {phase}: {state} after {self.opts['timeout']} s")
+
     # output ---------------------------------------------------------------------------
 
     HEADER = (f"{'shape':<11}{'phase':<8}{'load':>5}{'direct s':>9}{'heatweb s':>10}"
               f"{'ratio':>6} | {'direct nova/neutron/glance':>27} | "
               f"{'heatweb nova/neutron/glance':>28}{'cpu s':>7}")
+    HEAT_HEADER = (f" || {'heat s':>7}{'ratio':>6} | {'heat nova/neutron/glance':>25}"
+                   f"{'cpu s':>7}")
 
     @staticmethod
     def _counts(counts):
@@ -186,10 +280,15 @@ class Command(BaseCommand):
     def _row(self, row):
         d_seconds, d_counts = row["direct"]
         h_seconds, h_counts = row["heatweb"]
-        return (f"{row['shape']:<11}{row['phase']:<8}{row['load']:>5.2f}{d_seconds:>9.2f}"
-                f"{h_seconds:>10.2f}{h_seconds / d_seconds:>6.2f} | "
-                f"{self._counts(d_counts):>27} | {self._counts(h_counts):>28}"
-                f"{row['cpu']:>7.2f}")
+        out = (f"{row['shape']:<11}{row['phase']:<8}{row['load']:>5.2f}{d_seconds:>9.2f}"
+               f"{h_seconds:>10.2f}{h_seconds / d_seconds:>6.2f} | "
+               f"{self._counts(d_counts):>27} | {self._counts(h_counts):>28}"
+               f"{row['cpu']:>7.2f}")
+        if "heat" in row:
+            u_seconds, u_counts = row["heat"]
+            out += (f" || {u_seconds:>7.2f}{u_seconds / d_seconds:>6.2f} | "
+                    f"{self._counts(u_counts):>25}{row['heat_cpu']:>7.2f}")
+        return out
 
     def _print(self, rows, shapes):
         self.stdout.write(f"real cloud: {self.opts['cloud_base']}; image {self.opts['image']}, "
@@ -202,13 +301,19 @@ class Command(BaseCommand):
         self.stdout.write("requests: Nova/Neutron/Glance requests of each side, from the "
                           "services' access logs (by User-Agent); load: 1-minute load average "
                           "at the phase's start")
-        self.stdout.write(self.HEADER)
-        self.stdout.write("-" * len(self.HEADER))
+        header = self.HEADER
+        if self.heat:
+            self.stdout.write(f"heat: OpenStack Heat 27 at {self.heat['url']} (heat-api + one "
+                              "heat-engine), through python-heatclient; ratio: heat s / direct s;"
+                              " cpu s: Heat's processes in the phase")
+            header += self.HEAT_HEADER
+        self.stdout.write(header)
+        self.stdout.write("-" * len(header))
         for row in rows:
             self.stdout.write(self._row(row))
         if self.verbosity > 1:
             for row in rows:
-                for side in ("direct", "heatweb"):
+                for side in [side for side in ("direct", "heatweb", "heat") if side in row]:
                     kinds = sorted((n, k) for service in COUNTED + ("keystone",)
                                    for k, n in row[side][1][service][1].items())
                     self.stdout.write(f"{row['shape']} {row['phase']} {side}: " + ", ".join(
@@ -219,12 +324,25 @@ class Command(BaseCommand):
         return self.opts.get("verbosity", 1)
 
 
-class Accounts:
-    """The run's user and its two projects (``direct``, ``heatweb``), made by the cloud
-    admin; ``delete`` removes them with whatever is left in the projects."""
+def group_cpu_seconds(groups):
+    """CPU seconds (user + system) of the processes in these process groups."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) in groups:
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
-    def __init__(self, admin, run):
-        self.admin, self.run = admin, run
+
+class Accounts:
+    """The run's user and its projects (one per side: ``direct``, ``heatweb``, ``heat``),
+    made by the cloud admin; ``delete`` removes them with whatever is left in them."""
+
+    def __init__(self, admin, run, sides=("direct", "heatweb")):
+        self.admin, self.run, self.sides = admin, run, sides
         self.password = uuid.uuid4().hex
         self.user = None
         self.projects = {}
@@ -234,7 +352,7 @@ class Accounts:
         self.user = self.admin.identity.create_user(name=f"bench-direct-{self.run}",
                                                     password=self.password,
                                                     domain_id="default")
-        for side in ("direct", "heatweb"):
+        for side in self.sides:
             project = self.admin.identity.create_project(name=f"bench-{side}-{self.run}",
                                                          domain_id="default")
             self.projects[side] = project

@@ -66,3 +66,42 @@ def test_each_shape_holds_its_servers_and_the_update_changes_only_the_marker():
         assert len(servers) + sum(groups) == shape.servers, shape.name
         assert templates[0]["parameters"]["marker"]["default"] == "1"
         assert "*id" not in text  # no YAML aliases (heatweb refuses more than 100)
+
+
+def test_heat_yardsticks_requests_are_counted_by_its_tag_not_novas_own_neutronclient():
+    # Heat's clients send python-neutronclient, and so does Nova to Neutron: the
+    # yardstick's launchers (scripts/heat-yardstick/agent.py) put heat-yardstick first.
+    lines = [
+        line("POST /v2.0/ports", "heat-yardstick python-neutronclient", 201),
+        line(f"GET /v2.1/servers/{ID}", "heat-yardstick python-novaclient"),
+        line("GET /v2/images", "heat-yardstick python-glanceclient"),
+        line(f"PUT /v2.0/ports/{ID}", "python-neutronclient"),  # Nova binding Heat's port
+        line("GET /v2.0/ports?device_id=x", "python-neutronclient"),
+    ]
+    total, kinds = count_lines(lines, "heat-yardstick")
+    assert total == 3
+    assert kinds == {"POST /v2.0/ports": 1, "GET /v2.1/servers/{id}": 1, "GET /v2/images": 1}
+
+
+def test_the_heat_yardsticks_tag_goes_first_in_every_request(monkeypatch):
+    import importlib.util
+    from pathlib import Path
+
+    import requests
+    from requests.adapters import HTTPAdapter
+
+    sent = []
+    original = HTTPAdapter.send
+    monkeypatch.setattr(HTTPAdapter, "send", lambda self, request, *a, **k: sent.append(
+        request.headers["User-Agent"]))
+    path = Path(__file__).resolve().parents[3] / "scripts" / "heat-yardstick" / "agent.py"
+    spec = importlib.util.spec_from_file_location("heat_yardstick_agent", path)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    try:
+        request = requests.Request("GET", "http://127.0.0.1:9/",
+                                   headers={"User-Agent": "python-novaclient"}).prepare()
+        HTTPAdapter().send(request)
+    finally:
+        monkeypatch.setattr(HTTPAdapter, "send", original)
+    assert sent == ["heat-yardstick python-novaclient"]
+    assert count_lines([line("GET /v2.1", sent[0])], "heat-yardstick")[0] == 1
