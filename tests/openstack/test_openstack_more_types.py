@@ -154,3 +154,26 @@ def test_a_nested_stack_takes_the_members_own_key_pair(member, cloud, cleanup): 
         wait_for(lambda: _stack_gone(heat, stack_id), "the stack's delete")
     finally:
         cloud.compute.delete_keypair(f"{tag}-key", ignore_missing=True)
+
+
+def test_an_instances_availability_zone_is_novas(member, cloud, cleanup):  # noqa: F811
+    """AWS::EC2::Instance's AvailabilityZone is the server's zone in Nova, whether or not it
+    has an address (in a project with no network, or several, a server given none boots
+    without one): an EBS volume takes its instance's zone (the public corpus's
+    WordPress_*_With_EBS templates failed "Property AvailabilityZone not assigned")."""
+    heat, tag = member.heat, f"az{uuid.uuid4().hex[:6]}"
+    template = {"AWSTemplateFormatVersion": "2010-09-09", "Resources": {
+        "Instance": {"Type": "AWS::EC2::Instance", "Properties": {
+            "ImageId": "heatweb-tiny", "InstanceType": "m1.tiny"}},
+        "DataVolume": {"Type": "AWS::EC2::Volume", "Properties": {
+            "Size": 1, "AvailabilityZone": {"Fn::GetAtt": ["Instance", "AvailabilityZone"]}}}},
+        "Outputs": {"Zone": {"Value": {"Fn::GetAtt": ["Instance", "AvailabilityZone"]}}}}
+    stack_id = heat.stacks.create(stack_name=tag, template=template)["stack"]["id"]
+    cleanup.append((heat, stack_id))
+    stack = wait_stack(heat, stack_id, "CREATE_COMPLETE")
+    ids = physical(heat, stack_id)
+    zone = cloud.compute.get_server(ids["Instance"]).availability_zone
+    assert zone and [o["output_value"] for o in stack.outputs] == [zone]
+    assert cloud.block_storage.get_volume(ids["DataVolume"]).availability_zone == zone
+    heat.stacks.delete(stack_id)
+    wait_for(lambda: _stack_gone(heat, stack_id), "the stack's delete")
