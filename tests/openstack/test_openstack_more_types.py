@@ -177,3 +177,33 @@ def test_an_instances_availability_zone_is_novas(member, cloud, cleanup):  # noq
     assert cloud.block_storage.get_volume(ids["DataVolume"]).availability_zone == zone
     heat.stacks.delete(stack_id)
     wait_for(lambda: _stack_gone(heat, stack_id), "the stack's delete")
+
+
+def test_an_admins_port_takes_its_own_projects_security_group(admin, admin_cloud,  # noqa: F811
+                                                               cleanup):  # noqa: F811
+    """A security group named on a port is the stack's project's own when an admin sees
+    several of that name (every project has a "default"), as Heat's get_secgroup_uuids
+    picks it (the public corpus's openshift nodeinstance.yaml failed "More than one
+    security group named default")."""
+    heat, tag = admin.heat, f"sgd{uuid.uuid4().hex[:6]}"
+    demo = admin_cloud.identity.find_project("demo")
+    other = admin_cloud.network.create_security_group(name=f"{tag}-sg", project_id=demo.id)
+    own = admin_cloud.network.create_security_group(name=f"{tag}-sg")
+    try:
+        template = {"heat_template_version": "2018-08-31", "resources": {
+            "net": {"type": "OS::Neutron::Net", "properties": {"name": f"{tag}-net"}},
+            "subnet": {"type": "OS::Neutron::Subnet", "properties": {
+                "network": {"get_resource": "net"}, "cidr": "10.77.0.0/24"}},
+            "port": {"type": "OS::Neutron::Port", "properties": {
+                "network": {"get_resource": "net"}, "security_groups": [f"{tag}-sg"],
+                "fixed_ips": [{"subnet": {"get_resource": "subnet"}}]}}}}
+        stack_id = heat.stacks.create(stack_name=tag, template=template)["stack"]["id"]
+        cleanup.append((heat, stack_id))
+        wait_stack(heat, stack_id, "CREATE_COMPLETE")
+        port = admin_cloud.network.get_port(physical(heat, stack_id)["port"])
+        assert port.security_group_ids == [own.id] and own.project_id != other.project_id
+        heat.stacks.delete(stack_id)
+        wait_for(lambda: _stack_gone(heat, stack_id), "the stack's delete")
+    finally:
+        for group in (own, other):
+            admin_cloud.network.delete_security_group(group, ignore_missing=True)
