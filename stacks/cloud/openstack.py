@@ -348,7 +348,8 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
                 "key_name": server.key_name, "task_state": server.task_state,
                 "created": server.created_at, "tags": list(server.tags or []),
                 "config_drive": "True" if server.has_config_drive else "",
-                "volumes_attached": [dict(v) for v in server.attached_volumes or []]}
+                "volumes_attached": [dict(v) for v in server.attached_volumes or []],
+                "availability_zone": server.availability_zone}
 
     def server_get(self, server_id):
         server = _gone(self.conn.compute.get_server, server_id)

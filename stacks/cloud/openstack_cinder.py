@@ -85,7 +85,9 @@ class CinderCalls:
         found = gone(self.conn.block_storage.get_type_encryption, type_id)
         if found is None or not found.encryption_id or found.encryption_id != encryption_id:
             return None
-        return {**found.to_dict(computed=False), "id": object_id}
+        # openstacksdk's encryption keeps its type in the URL, not the body: the type's id
+        # is the first half of ours (what get_resource of it names, as in Heat)
+        return {**found.to_dict(computed=False), "id": object_id, "volume_type_id": type_id}
 
     def _os_update_volume_type_encryption(self, object_id, fields):
         call, _ = _call()

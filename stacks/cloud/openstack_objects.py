@@ -117,6 +117,11 @@ class ObjectCalls:
 
         _, proxy, cls = self._os_kind(kind)
         items = call(lambda: list(proxy._list(cls, name=name_or_id)))
+        if len(items) > 1 and kind == "security_group":
+            # An admin sees every project's groups (each has its "default"): the
+            # project's own one, if only one of them is (as Heat's get_secgroup_uuids)
+            own = [item for item in items if item.project_id == self.conn.current_project_id]
+            items = own if len(own) == 1 else items
         if len(items) > 1:
             raise CloudError(f"More than one {kind_of(kind).label.lower()} named "
                              f"{name_or_id} (HTTP 409)")

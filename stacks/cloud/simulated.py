@@ -195,7 +195,8 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
                 "networks": server.networks, "created": server.created_at.isoformat(),
                 "tags": list((server.options or {}).get("tags") or []),
                 "config_drive": "True" if (server.options or {}).get("config_drive") else "",
-                "volumes_attached": volumes.get(server.pk, [])}
+                "volumes_attached": volumes.get(server.pk, []),
+                "availability_zone": "nova"}
 
     @staticmethod
     def _status(server):

@@ -132,9 +132,14 @@ class Instance(CfnMapped, Server):
         return props
 
     def attributes(self):
-        address = super().attributes().get("first_address") or None
-        return {"AvailabilityZone": "nova" if address else None, "PrivateDnsName": address,
-                "PublicDnsName": address, "PrivateIp": address, "PublicIp": address}
+        server = super().attributes()
+        address = server.get("first_address") or None
+        # Nova's zone of the server (Heat's OS-EXT-AZ:availability_zone), address or not: a
+        # server booted without a network is in a zone too (the EBS templates' volumes take
+        # their instance's).
+        return {"AvailabilityZone": (server.get("show") or {}).get("availability_zone"),
+                "PrivateDnsName": address, "PublicDnsName": address, "PrivateIp": address,
+                "PublicIp": address}
 
 
 def _rule(direction, rule):

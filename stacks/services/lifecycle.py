@@ -106,7 +106,11 @@ def stack_create(*, project, user, name, template, environment=None, parameters=
     stack_id = uuid.uuid4()
     definition = build_definition(template, environment=env, files=files, stack_name=name,
                                   stack_id=str(stack_id), project_id=project.pk)
-    check_custom_constraints(definition.params, cloud_for_user(user, project.pk))
+    # A nested stack's values are looked up as its root's owner (through the root's trust,
+    # as Heat's nested stacks take their parent's context), not as the engine's user: the
+    # owner's key pair is the owner's alone.
+    check_custom_constraints(definition.params, cloud_for_stack(parent) if parent is not None
+                             else cloud_for_user(user, project.pk))
     seed = None if adopt_resources is None else adopt_seed(definition, adopt_resources)
     try:
         with transaction.atomic():

@@ -111,6 +111,10 @@ def admin_template(tag, iops):
             "volume": {"type": "OS::Cinder::Volume", "depends_on": ["encryption"],
                        "properties": {"name": f"{tag}-vol", "size": 1,
                                       "volume_type": {"get_resource": "vtype"}}},
+            # get_resource of the encryption names its volume type (Heat's resource id;
+            # the public corpus's server_with_encrpyted_volume.yaml)
+            "by_encryption": {"type": "OS::Cinder::Volume", "properties": {
+                "size": 1, "volume_type": {"get_resource": "encryption"}}},
             "snapped": {"type": "OS::Cinder::Volume", "deletion_policy": "Snapshot",
                         "properties": {"name": f"{tag}-snapped", "size": 1}},
         },
@@ -141,6 +145,7 @@ def test_an_admins_volume_type_qos_and_encryption_in_cinder(request, tmp_path_fa
         ("aes-xts-plain64", 256, "luks")
     volume = storage.get_volume(ids["volume"])
     assert volume.volume_type == f"{tag}-type" and volume.is_encrypted
+    assert storage.get_volume(ids["by_encryption"]).volume_type == f"{tag}-type"
     assert outputs(heat, stack_id) == {"encrypted": "True", "type": f"{tag}-type"}
 
     heat.stacks.update(stack_id, template=admin_template(tag, "200"))  # specs in place
