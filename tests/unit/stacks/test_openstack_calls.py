@@ -182,7 +182,7 @@ def test_a_wait_rounds_server_list_reads_ports_only_for_servers_done_building():
             id=server_id, name=server_id, status=status, image={"id": "img"}, flavor={},
             fault=None, metadata={}, is_locked=False, locked_reason=None, key_name=None,
             task_state=None, created_at=None, tags=[], has_config_drive=False,
-            attached_volumes=[], addresses={"private": [
+            attached_volumes=[], availability_zone="nova", addresses={"private": [
                 {"addr": f"10.0.0.{len(server_id)}", "OS-EXT-IPS-MAC:mac_addr": "m"}]})
 
     listed = []
