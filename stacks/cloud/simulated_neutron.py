@@ -12,6 +12,8 @@ router with interfaces, a group used by a port) cannot be deleted.
 import ipaddress
 import uuid
 
+from django.db.models import F
+
 from stacks.cloud.driver import CloudError, CloudNotFound
 from stacks.cloud.models import SimObject
 from stacks.cloud.simulated_objects import live, not_found
@@ -132,9 +134,12 @@ class SimulatedNeutron:
     @staticmethod
     def _pool_cidr(pool_id, prefixlen):
         """The first free prefix of the pool's, as Neutron's subnet allocation gives it."""
-        pool = live("subnetpool", pk=pool_id).first()
-        if pool is None:
+        # A write to the pool's row first: it holds the row (PostgreSQL) or the database
+        # (SQLite) until the caller's transaction stores the subnet, so two subnets made
+        # from one pool at once never get the same prefix.
+        if not live("subnetpool", pk=pool_id).update(name=F("name")):
             raise not_found("subnetpool", pool_id)
+        pool = live("subnetpool", pk=pool_id).first()
         length = int(prefixlen or pool.fields.get("default_prefixlen") or 24)
         taken = [ipaddress.ip_network(s.fields["cidr"])
                  for s in live("subnet", fields__subnetpool_id=pool.pk)]

@@ -84,14 +84,17 @@ class SimulatedObjects:
                           creation_key=creation_key or "")
         if spec.unique_name and name and live(kind, name=name).exists():
             raise CloudError(f"{spec.label} with name {name} already exists. (HTTP 409)")
-        complete = self._hook("complete", kind)
-        if complete is not None:
-            values = complete({**values, "name": name or ""}, project_id)
-            values.pop("name", None)
-        values = {"project_id": project_id, **values}
-        object_id = values.pop("id", None) or str(uuid.uuid4())
-        return self.sim_row_create(kind, project_id=project_id, name=name, fields=values,
-                                   creation_key=creation_key, object_id=object_id).pk
+        # One transaction: what ``complete`` allocates (a subnet's prefix from its pool,
+        # after locking the pool's row) is taken by this row before another create looks.
+        with transaction.atomic():
+            complete = self._hook("complete", kind)
+            if complete is not None:
+                values = complete({**values, "name": name or ""}, project_id)
+                values.pop("name", None)
+            values = {"project_id": project_id, **values}
+            object_id = values.pop("id", None) or str(uuid.uuid4())
+            return self.sim_row_create(kind, project_id=project_id, name=name, fields=values,
+                                       creation_key=creation_key, object_id=object_id).pk
 
     @staticmethod
     def sim_row_create(kind, *, project_id, name, fields, creation_key=None, object_id=None):
