@@ -158,8 +158,8 @@ def metadata_update(ctx, res, *, plugin, pending):
     refused = _begin(ctx, res, action="UPDATE", plugin=plugin)
     if refused is not None:
         return refused
-    return action_finish(ctx, res, plugin=plugin, props=None,
-                         pending={**pending, "attributes_kept": True})
+    return action_finish(ctx, res, plugin=plugin, props=None, pending=pending,
+                         keep_attributes=True)
 
 
 def action_start(ctx, res, *, action, plugin, props=None, pending=None, args=()):
@@ -289,7 +289,7 @@ def _wait(ctx, res, *, action, plugin, cookie, props, pending, entity):
     waiting.wait_add(ctx, res, cookie=cookie, until=plugin.wake_at(cookie))
 
 
-def action_finish(ctx, res, *, plugin, props, pending):
+def action_finish(ctx, res, *, plugin, props, pending, keep_attributes=False):
     action = pending.get("stateless_action") or res.action
     if action not in STATELESS_ACTIONS:
         res.mark_complete()
@@ -308,7 +308,7 @@ def action_finish(ctx, res, *, plugin, props, pending):
     if "physical_lock" in pending:
         res.plugin_data = {**res.plugin_data, PHYSICAL_LOCK_FLAG: pending["physical_lock"]}
     if action != "DELETE" and not (action in STATELESS_ACTIONS and plugin.nested_stack) \
-            and not _left_alone(plugin, action) and not pending.get("attributes_kept"):
+            and not _left_alone(plugin, action) and not keep_attributes:
         # After a lock or unlock too: the ``show`` attribute then says locked/protected.
         res.attributes_data = _attributes(plugin)
     _save_and_unlock(res)

@@ -364,16 +364,17 @@ class _DefinitionCache:
         if defn is None:
             return None
 
-        def resolved(snippet, section, lookup=None):
+        def resolved(snippet, section):
+            where = f"resources.{defn.name}.{section}"
             try:
-                value = parent.template.resolve(snippet, parent.params, lookup,
-                                                f"resources.{defn.name}.{section}")
+                value = parent.template.resolve(snippet, parent.params, None, where)
+                if contains_unresolved(value):  # get_resource/get_attr: their stored data
+                    from stacks.selectors import stored_lookup
+
+                    value = parent.template.resolve(snippet, parent.params,
+                                                    stored_lookup(stack.parent), where)
             except HeatError:
                 return None
-            if contains_unresolved(value) and lookup is None:
-                from stacks.selectors import stored_lookup
-
-                return resolved(snippet, section, stored_lookup(stack.parent))
             return None if contains_unresolved(value) else value
 
         return {"metadata": resolved(defn.metadata, "metadata") or {},

@@ -12,8 +12,6 @@ router with interfaces, a group used by a port) cannot be deleted.
 import ipaddress
 import uuid
 
-from django.db.models import F
-
 from stacks.cloud.driver import CloudError, CloudNotFound
 from stacks.cloud.models import SimObject
 from stacks.cloud.simulated_objects import live, not_found
@@ -134,12 +132,12 @@ class SimulatedNeutron:
     @staticmethod
     def _pool_cidr(pool_id, prefixlen):
         """The first free prefix of the pool's, as Neutron's subnet allocation gives it."""
-        # A write to the pool's row first: it holds the row (PostgreSQL) or the database
-        # (SQLite) until the caller's transaction stores the subnet, so two subnets made
+        # The pool's row locked (PostgreSQL; SQLite's IMMEDIATE transactions hold the
+        # database) until the caller's transaction stores the subnet, so two subnets made
         # from one pool at once never get the same prefix.
-        if not live("subnetpool", pk=pool_id).update(name=F("name")):
+        pool = live("subnetpool", pk=pool_id).select_for_update().first()
+        if pool is None:
             raise not_found("subnetpool", pool_id)
-        pool = live("subnetpool", pk=pool_id).first()
         length = int(prefixlen or pool.fields.get("default_prefixlen") or 24)
         taken = [ipaddress.ip_network(s.fields["cidr"])
                  for s in live("subnet", fields__subnetpool_id=pool.pk)]

@@ -22,13 +22,13 @@ import sys
 import tempfile
 import time
 import uuid
-from pathlib import Path
 
 import requests
 from django.conf import settings
 from django.core.management.base import CommandError
 
 from heatweb.tokens import token_issue
+from stacks.management.procs import TICKS, processes
 from stacks.models import Stack
 
 POLL_SECONDS = 0.02
@@ -95,24 +95,16 @@ class Served:
 
     def cpu_seconds(self):
         """CPU seconds (user + system) of serve and every process under it."""
-        parents, times = {}, {}
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            pid = int(stat.parent.name)
-            parents[pid] = int(fields[1])
-            times[pid] = int(fields[11]) + int(fields[12])
+        procs = {proc.pid: proc for proc in processes()}
         tree = {self.process.pid}
         grew = True
         while grew:
             grew = False
-            for pid, parent in parents.items():
-                if parent in tree and pid not in tree:
+            for pid, proc in procs.items():
+                if proc.ppid in tree and pid not in tree:
                     tree.add(pid)
                     grew = True
-        return sum(times[pid] for pid in tree) / os.sysconf("SC_CLK_TCK")
+        return sum(procs[pid].cpu_ticks for pid in tree if pid in procs) / TICKS
 
 
 class Client:

@@ -27,7 +27,6 @@ scripts/heat-yardstick/agent.py).
 import os
 import time
 import uuid
-from pathlib import Path
 
 import openstack
 import psycopg
@@ -40,6 +39,7 @@ from django.core.management.base import BaseCommand, CommandError
 from stacks.management.bench_direct_shapes import SHAPES, Direct, template_and_files
 from stacks.management.bench_siblings import Served
 from stacks.management.cloud_access_logs import AccessLogs
+from stacks.management.procs import TICKS, processes
 from stacks.models import Stack
 
 PHASES = (("create", "CREATE_COMPLETE"), ("update", "UPDATE_COMPLETE"),
@@ -326,15 +326,7 @@ class Command(BaseCommand):
 
 def group_cpu_seconds(groups):
     """CPU seconds (user + system) of the processes in these process groups."""
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) in groups:
-            total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+    return sum(proc.cpu_ticks for proc in processes() if proc.pgrp in groups) / TICKS
 
 
 class Accounts:

@@ -28,6 +28,7 @@ from convergence.metrics import FLUSH_SECONDS, metrics_read
 from heatweb.celery import app
 from heatweb.models import Project
 from stacks.management.commands.bench_stacks import QueryCounter, stack_wait, template
+from stacks.management.procs import processes
 from stacks.models import Stack
 from stacks.services import lifecycle
 
@@ -70,15 +71,7 @@ class EngineProcesses:
     def pids(self):
         """Every process of the workers' sessions (main processes and pool children)."""
         groups = {proc.pid for proc, _ in self.processes}
-        found = []
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[2]) in groups:  # the fields after "(comm)": state, ppid, pgrp
-                found.append(int(stat.parent.name))
-        return found
+        return [proc.pid for proc in processes() if proc.pgrp in groups]
 
     def peak_reset(self):
         """Reset the peak RSS of every worker process; False when the kernel refuses."""
