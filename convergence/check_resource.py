@@ -21,6 +21,7 @@ from convergence.engines import engine_alive, engine_id
 from convergence.recovery import lock_break, resume_waiting
 from convergence.rows import INCREMENT, row_update
 from heatweb.exceptions import HeatError
+from stacks import ownership
 from stacks.models import Resource
 from stacks.models import states as st
 from stacks.models.events import resource_event
@@ -166,6 +167,17 @@ def action_start(ctx, res, *, action, plugin, props=None, pending=None, args=())
     refused = _begin(ctx, res, action=action, plugin=plugin)
     if refused is not None:
         return refused
+    locked = ownership.action_change_refusal(
+        res, plugin, action=action, stack=ctx.stack,
+        properties=props if props is not None else res.properties_data)
+    if locked is not None:  # it would change an object a stack locked at level all holds
+        return action_fail(ctx, res, action=action, error=locked)
+    if action == "DELETE" and not ownership.holds_object(res, type(plugin)):
+        # The object is not this resource's: the engine deletes only through its holder.
+        ctx.events.add(resource_event(
+            res, f"{res.physical_resource_id} is not held by this resource: left in place",
+            action="DELETE"))
+        return action_finish(ctx, res, plugin=plugin, props=None, pending=pending or {})
     started = Started(res, action, plugin, args, props, pending or {}, ctx.node)
     if ctx.handles is not None and plugin.cloud_calls_only:
         ctx.handles.append(started)  # called beside the batch's others (handles_run)
@@ -281,7 +293,11 @@ def _wait(ctx, res, *, action, plugin, cookie, props, pending, entity):
     reason = plugin.waiting_reason(cookie)
     fields = {"action_cookie": res.action_cookie, "physical_resource_id": plugin.physical_id or "",
               "plugin_data": plugin.data, **({"status_reason": reason} if reason else {})}
-    if not row_update(Resource, {"id": res.pk, "engine_id": res.engine_id}, fields):
+    with transaction.atomic():  # the physical id and its owner record together
+        if ownership.holds_changed(res, plugin):
+            ownership.hold_take(res, type(plugin), plugin.physical_id)
+        saved = row_update(Resource, {"id": res.pk, "engine_id": res.engine_id}, fields)
+    if not saved:
         # The lock was broken: keep the physical id for the node's rerun.
         res.physical_resource_id = fields["physical_resource_id"]
         _save_after_lock_broken(res, {"physical_resource_id": res.physical_resource_id})
@@ -290,6 +306,25 @@ def _wait(ctx, res, *, action, plugin, cookie, props, pending, entity):
 
 
 def action_finish(ctx, res, *, plugin, props, pending, keep_attributes=False):
+    """The action is complete: the resource's new state, data and attributes saved, and
+    its owner records with them (the object it now holds; none after its delete)."""
+    action = pending.get("stateless_action") or res.action
+    if action != "DELETE" and not ownership.holds_changed(res, plugin):
+        return _finish(ctx, res, plugin=plugin, props=props, pending=pending,
+                       keep_attributes=keep_attributes)
+    try:
+        with transaction.atomic():
+            if action == "DELETE":
+                ownership.holds_release(res)
+            else:
+                ownership.hold_take(res, type(plugin), plugin.physical_id)
+            return _finish(ctx, res, plugin=plugin, props=props, pending=pending,
+                           keep_attributes=keep_attributes)
+    except ownership.ObjectHeld as error:  # an external_id another resource holds
+        return action_fail(ctx, res, action=action, error=error)
+
+
+def _finish(ctx, res, *, plugin, props, pending, keep_attributes):
     action = pending.get("stateless_action") or res.action
     if action not in STATELESS_ACTIONS:
         res.mark_complete()

@@ -20,6 +20,7 @@ from softwareconfig.components import ACTIONS, COMPONENT_GROUP, DEFAULT_ACTIONS,
     STDERR, STDOUT, check_component, check_io, component_config, derived_inputs, \
     reacting_actions
 from softwareconfig.models import SoftwareConfig, SoftwareDeployment
+from stacks.cloud import HEATWEB_OBJECTS
 from stacks.hot.functions import contains_unresolved
 from stacks.models import Resource, Stack
 from stacks.resources.base import ResourceFailure, ResourcePlugin
@@ -37,6 +38,9 @@ _IO = {
 
 class _ConfigResource(ResourcePlugin):
     """Stores a config row; the physical id is the config's id."""
+
+    held_kind = "software_config"
+    held_cloud = HEATWEB_OBJECTS
 
     attributes_schema = {"config": Attribute("The config value of the software config.")}
 
@@ -155,6 +159,9 @@ class SoftwareDeploymentResource(ResourcePlugin):
 
     type_name = "OS::Heat::SoftwareDeployment"
     signal_while_deleting = True
+    held_kind = "software_deployment"
+    held_cloud = HEATWEB_OBJECTS
+    changes_objects = {"server": "server"}
     properties_schema = {
         "config": Property("String", description="Id of the software config to apply.",
                            update_allowed=True),

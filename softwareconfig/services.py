@@ -9,6 +9,7 @@ from heatweb.exceptions import BadRequest, Conflict, EntityNotFound, StackValida
 from softwareconfig.components import check_io, signal_outcome
 from softwareconfig.models import DEPLOYMENT_STATUSES, SoftwareConfig, SoftwareDeployment
 from stacks.models import Resource
+from stacks.ownership import change_refusal, config_delete_refusal
 from stacks.selectors import resource_metadata_shown
 
 
@@ -53,8 +54,13 @@ def config_list(project, *, limit=None, marker=None):
     return list(rows[:page_limit(limit)])
 
 
-def config_delete(project, config_id):
+def config_delete(project, config_id, *, user=None):
+    """Delete a config: refused while a deployment uses it (Heat's rule) or a resource of a
+    locked stack holds it (at any lock level: it is part of that stack's definition)."""
     row = config_get(project, config_id)
+    refused = config_delete_refusal(row.pk, project_id=project.pk, user=user)
+    if refused is not None:
+        raise refused
     try:
         row.delete()
     except ProtectedError:
@@ -71,9 +77,14 @@ def _check_status(status):
 
 
 def deployment_create(*, project, config_id, server_id, input_values=None, action="INIT",
-                      status="COMPLETE", status_reason="", stack_user_project_id=""):
+                      status="COMPLETE", status_reason="", stack_user_project_id="", user=None):
+    """A deployment made through the API; refused (StackLocked) to a server a stack locked
+    at level ``all`` holds: the server's agent would run it."""
     if not server_id:
         raise BadRequest("server_id is required.")
+    refused = change_refusal([("server", str(server_id))], project_id=project.pk, user=user)
+    if refused is not None:
+        raise refused
     if input_values is not None and not isinstance(input_values, dict):
         raise BadRequest("input_values must be a mapping.")
     _check_status(status)

@@ -50,7 +50,7 @@ class SoftwareConfigApi(TenantAPIView):
             services.config_get(self.project, config_id))})
 
     def delete(self, request, tenant_id, config_id):
-        services.config_delete(self.project, config_id)
+        services.config_delete(self.project, config_id, user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -69,7 +69,7 @@ class SoftwareDeploymentListApi(TenantAPIView):
             action=_optional(body, "action", str, "a string") or "INIT",
             status=_optional(body, "status", str, "a string") or "COMPLETE",
             status_reason=_optional(body, "status_reason", str, "a string") or "",
-            stack_user_project_id=body.get("stack_user_project_id") or "")
+            stack_user_project_id=body.get("stack_user_project_id") or "", user=request.user)
         return Response({"software_deployment": deployment_body(row)})
 
 

@@ -30,3 +30,15 @@ def cloud_for_user(user, project_id):
     """The driver acting as the caller in ``project_id`` (Keystone mode: their own token),
     for what is checked before a stack (and its trust) exists."""
     return get_cloud_driver().for_user(user, project_id)
+
+
+# The cloud key of heatweb's own objects (software configs and deployments).
+HEATWEB_OBJECTS = "heatweb"
+
+
+def cloud_key():
+    """Which cloud the configured driver drives, as the owner records name it: the
+    simulated cloud, or an OpenStack cloud by its ``OS_CLOUD`` and region."""
+    if settings.HEATWEB.get("CLOUD_DRIVER", "").endswith("SimulatedCloud"):
+        return "simulated"
+    return f"openstack:{settings.HEATWEB.get('OS_CLOUD', '')}:{settings.HEATWEB.get('OS_REGION', '')}"

@@ -51,6 +51,23 @@ class CloudDriver(ABC):
         token), for what Heat checks in the request's context before a stack exists."""
         return self
 
+    def visible_to(self, kind, physical_id, *, project_id):
+        """Whether the ``kind`` object ``physical_id`` exists and is the caller's to take
+        over (an adopt, an ``external_id``). A real cloud answers through the caller's own
+        credentials (``for_user``): what its API lets them read; ``project_id`` is the
+        caller's project (None for a cloud admin), which the simulated cloud compares with
+        the object's own."""
+        try:
+            if kind == "server":
+                found = self.server_get(physical_id)
+            elif kind == "image":
+                found = self.image_get(physical_id)
+            else:
+                found = self.object_get(kind, physical_id)
+        except CloudNotFound:
+            return False
+        return found is not None
+
     def has_service(self, service_type):
         """Whether the cloud's catalog has a service of that type (``volumev3``, ``dns`` ...)."""
         return False

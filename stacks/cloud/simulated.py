@@ -18,7 +18,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from stacks.cloud.driver import CloudDriver, CloudError, CloudNotFound
-from stacks.cloud.models import SimFault, SimImage, SimServer
+from stacks.cloud.models import SimFault, SimImage, SimObject, SimServer
 from stacks.cloud.simulated_cinder import SimulatedCinder, volumes_attached
 from stacks.cloud.simulated_neutron import SimulatedNeutron
 from stacks.cloud.simulated_objects import SimulatedObjects, live
@@ -48,6 +48,17 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
 
     def has_service(self, service_type):
         return service_type in self.SERVICES
+
+    def visible_to(self, kind, physical_id, *, project_id):
+        """By the object's project, as a real cloud scopes a member's reads (a cloud admin,
+        ``project_id`` None, sees every project's)."""
+        table = {"server": SimServer, "image": SimImage}.get(kind, SimObject)
+        rows = table.objects.filter(pk=physical_id, deleted_at__isnull=True)
+        if table is SimObject:
+            rows = rows.filter(kind=kind)
+        if project_id is not None:
+            rows = rows.filter(project_id=project_id)
+        return rows.exists()
 
     # Faults ------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 from stacks.models.drift import DriftReport
 from stacks.models.event import Event
+from stacks.models.holds import CloudHold
 from stacks.models.locks import LockRecord, LockWindow
 from stacks.models.resource import Resource
 from stacks.models.snapshot import Snapshot
@@ -9,4 +10,4 @@ from stacks.models.wait_conditions import WaitConditionSignal
 
 from stacks.cloud.models import SimFault, SimImage, SimObject, SimServer  # the simulated cloud's tables
 
-__all__ = ["DriftReport", "Event", "LockRecord", "LockWindow", "RawTemplate", "Resource", "SimFault", "SimImage", "SimObject", "SimServer", "Snapshot", "Stack", "WaitConditionSignal"]
+__all__ = ["CloudHold", "DriftReport", "Event", "LockRecord", "LockWindow", "RawTemplate", "Resource", "SimFault", "SimImage", "SimObject", "SimServer", "Snapshot", "Stack", "WaitConditionSignal"]

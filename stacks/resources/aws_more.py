@@ -70,6 +70,7 @@ class Ec2VolumeAttachment(CfnMapped, VolumeAttachment):
     ``Device`` (``/dev/vd[b-z]``), as ``OS::Cinder::VolumeAttachment``; a change detaches
     and attaches again."""
 
+    changes_objects = {"InstanceId": "server", "VolumeId": "volume"}
     type_name = "AWS::EC2::VolumeAttachment"
     properties_schema = {
         "InstanceId": Property("String", required=True, update_allowed=True,
@@ -221,6 +222,7 @@ class ElasticIpAssociation(CloudObjectResource):
     type_name = "AWS::EC2::EIPAssociation"
     kind = "floating_ip_association"
     named = False
+    changes_objects = {"InstanceId": "server", "NetworkInterfaceId": "port"}
     properties_schema = {
         "InstanceId": Property("String", update_allowed=True,
                                description="Instance ID to associate with EIP specified by "

@@ -117,6 +117,17 @@ class ResourcePlugin:
     # Attributes whose value is a signed URL (it acts with no token): the pages
     # show them to the stack's owner and admins only.
     signed_url_attributes = ()
+    # The kind of object its physical id names, which the resource holds
+    # (``stacks.ownership``); None: its physical id names nothing of its own.
+    held_kind = None
+    # The cloud of that object: None for the configured cloud's, ``heatweb`` for
+    # heatweb's own (software configs and deployments).
+    held_cloud = None
+    # ``{property: kind}``: objects of other resources this one changes by existing (a
+    # deployment runs on its server, an interface joins its router); refused while their
+    # holder's stack is locked at level ``all``. A property only referring to an object
+    # (a port's network, a server's image) is not listed.
+    changes_objects = {}
     # The keys its ``update_policy`` section may have ({key: Property}); none: a policy
     # is refused, as Heat does.
     update_policy_schema = {}

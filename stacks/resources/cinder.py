@@ -243,6 +243,7 @@ class VolumeAttachment(CinderResource):
     type_name = "OS::Cinder::VolumeAttachment"
     kind = "volume_attachment"
     named = False
+    changes_objects = {"instance_uuid": "server", "volume_id": "volume"}
     properties_schema = {
         "instance_uuid": prop("String", "The ID of the server to which the volume attaches.",
                               required=True, update_allowed=True),
@@ -330,6 +331,7 @@ class EncryptedVolumeType(CinderResource):
     type_name = "OS::Cinder::EncryptedVolumeType"
     kind = "volume_type_encryption"
     named = False
+    changes_objects = {"volume_type": "volume_type"}
     properties_schema = {
         "provider": prop("String", "The class that provides encryption support (for "
                          "example, nova.volume.encryptors.luks.LuksEncryptor).",
@@ -365,6 +367,7 @@ class QoSAssociation(CinderResource):
     type_name = "OS::Cinder::QoSAssociation"
     kind = "qos_association"
     named = False
+    changes_objects = {"qos_specs": "qos_specs", "volume_types": "volume_type"}
     properties_schema = {
         "qos_specs": prop("String", "ID or Name of the QoS specs.", required=True),
         "volume_types": prop("List", "Volume types to associate QoS.", required=True,

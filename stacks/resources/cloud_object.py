@@ -65,9 +65,17 @@ def one_of(props, names, *, resource_name):
                                     f"same time: {', '.join(given)}.")
 
 
+class _OwnKind:
+    """``held_kind`` of a cloud object type: the object of its ``kind`` it made."""
+
+    def __get__(self, instance, owner):
+        return owner.kind or None
+
+
 class CloudObjectResource(ResourcePlugin):
     """Base of the plugins whose physical resource is one object of a cloud ``kind``."""
 
+    held_kind = _OwnKind()
     cloud_calls_only = True
     kind = ""
     # property name -> field name (a property not listed keeps its name; None: not sent)
@@ -240,6 +248,7 @@ class QuotaResource(CloudObjectResource):
 
     named = False
     limits = {}
+    held_kind = None  # its id is the project's: many stacks may set one project's quota
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

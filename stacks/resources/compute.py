@@ -31,6 +31,7 @@ class Server(ResourcePlugin):
     that was locked before the stack lock locked.
     """
 
+    held_kind = "server"
     type_name = "OS::Nova::Server"
     cloud_calls_only = True
     properties_schema = {

@@ -111,4 +111,5 @@ def external_plugin(cls, external_id):
     External.__name__ = External.__qualname__ = f"External{cls.__name__}"
     External.type_name = cls.type_name
     External.adopted_from = cls
+    External.external_id = external_id
     return External

@@ -45,6 +45,7 @@ class Image(ResourcePlugin):
     the flag it had before.
     """
 
+    held_kind = "image"
     type_name = "OS::Glance::Image"
     cloud_calls_only = True
     properties_schema = {

@@ -249,6 +249,7 @@ class SecurityGroupRule(NeutronResource):
     type_name = "OS::Neutron::SecurityGroupRule"
     kind = "security_group_rule"
     named = False
+    changes_objects = {"security_group": "security_group"}
     properties_schema = {
         "security_group": prop("String", "Security group name or id.", required=True),
         "description": prop("String", "Description.", update_allowed=True),

@@ -91,6 +91,7 @@ class QoSRule(NeutronResource):
     required_extension = "qos"
     named = False
     field_names = {"policy": "qos_policy_id", "tenant_id": None}
+    changes_objects = {"policy": "qos_policy"}
     attributes_schema = attributes()
 
 
@@ -159,6 +160,7 @@ class Trunk(NeutronResource):
 
     required_extension = "trunk"
     type_name = "OS::Neutron::Trunk"
+    changes_objects = {"port": "port"}
     kind = "trunk"
     properties_schema = {
         "port": prop("String", "Parent port name or id.", required=True),

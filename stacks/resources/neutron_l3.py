@@ -86,6 +86,7 @@ class RouterInterface(CloudObjectResource):
     type_name = "OS::Neutron::RouterInterface"
     kind = "router_interface"
     named = False
+    changes_objects = {"router": "router", "router_id": "router"}
     properties_schema = {
         "router": prop("String", "Router name or id."),
         "router_id": prop("String", "Router id (Heat's hidden, deprecated spelling)."),
@@ -138,6 +139,7 @@ class FloatingIPAssociation(CloudObjectResource):
     type_name = "OS::Neutron::FloatingIPAssociation"
     kind = "floating_ip_association"
     named = False
+    changes_objects = {"floatingip_id": "floating_ip", "port_id": "port"}
     properties_schema = {
         "floatingip_id": prop("String", "Floating IP id.", required=True, update_allowed=True),
         "port_id": prop("String", "Port id.", required=True, update_allowed=True),
@@ -161,6 +163,8 @@ class RouterRoutes(CloudObjectResource):
 
     kind = "router"
     router_property = "router"  # the property naming the router
+    held_kind = None  # its id names the router (or a route of it): the router's resource holds it
+    changes_objects = {"router": "router"}
 
     def router_id(self, props):
         return props[self.router_property]
@@ -233,6 +237,7 @@ class ExtraRoute(RouterRoutes):
     }
     attributes_schema = attributes()
     router_property = "router_id"
+    changes_objects = {"router_id": "router"}
 
     def wanted_routes(self, props):
         return [{"destination": props["destination"], "nexthop": props["nexthop"]}]
@@ -282,6 +287,7 @@ class RouterGateway(RouterRoutes):
     }
     attributes_schema = attributes()
     router_property = "router_id"
+    changes_objects = {"router_id": "router"}
     exactly_one_of = (("network", "network_id"),)
 
     @classmethod

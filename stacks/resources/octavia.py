@@ -142,6 +142,7 @@ class Listener(OctaviaResource):
 
     type_name = "OS::Octavia::Listener"
     kind = "listener"
+    changes_objects = {"loadbalancer": "loadbalancer"}
     properties_schema = {
         "name": prop("String", "Name of this listener.", update_allowed=True),
         "description": prop("String", "Description of this listener.", default="",
@@ -180,6 +181,7 @@ class Pool(OctaviaResource):
 
     type_name = "OS::Octavia::Pool"
     kind = "pool"
+    changes_objects = {"listener": "listener", "loadbalancer": "loadbalancer"}
     properties_schema = {
         "name": prop("String", "Name of this pool.", update_allowed=True),
         "description": prop("String", "Description of this pool.", default="",
@@ -214,6 +216,7 @@ class PoolMember(OctaviaResource):
 
     type_name = "OS::Octavia::PoolMember"
     kind = "member"
+    changes_objects = {"pool": "pool"}
     properties_schema = {
         "pool": prop("String", "Name or ID of the load balancing pool.", required=True),
         "address": prop("String", "IP address of the pool member on the pool network.",
@@ -245,6 +248,7 @@ class HealthMonitor(OctaviaResource):
 
     type_name = "OS::Octavia::HealthMonitor"
     kind = "health_monitor"
+    changes_objects = {"pool": "pool"}
     properties_schema = {
         "admin_state_up": _admin_state(),
         "delay": prop("Integer", "The minimum time in seconds between regular connections of "
@@ -282,6 +286,7 @@ class L7Policy(OctaviaResource):
 
     type_name = "OS::Octavia::L7Policy"
     kind = "l7policy"
+    changes_objects = {"listener": "listener"}
     properties_schema = {
         "name": prop("String", "Name of the policy.", update_allowed=True),
         "description": prop("String", "Description of the policy.", update_allowed=True),
@@ -309,6 +314,7 @@ class L7Rule(OctaviaResource):
 
     type_name = "OS::Octavia::L7Rule"
     kind = "l7rule"
+    changes_objects = {"l7policy": "l7policy"}
     named = False
     properties_schema = {
         "admin_state_up": _admin_state(),

@@ -20,6 +20,7 @@ from stacks.models import Resource
 from stacks.models import states as st
 from stacks.services import drift, lifecycle, lock_healing, locking, resource_health, \
     signals, snapshots
+from stacks.ownership import change_refusal
 from stacks.services.lock_windows import lock_record
 from stacks.models.events import resource_event
 from stacks.selectors import stack_resource
@@ -183,6 +184,13 @@ def deployment_action(deployment, action, /, *, user=None, **fields):
     if stack is not None:
         return stack_action(stack, f"deployment_{action}", user=user, deployment=deployment,
                             **fields)
+    if action == "delete" or fields.get("config_id") or fields.get("input_values") is not None:
+        # What the server's agent runs changes: not on a server a locked stack holds (a
+        # status or outputs report from the agent is not a change of the server).
+        refused = change_refusal([("server", deployment.server_id)],
+                                 project_id=deployment.project_id, user=user)
+        if refused is not None:
+            raise refused
     if action == "update":
         return deployments.deployment_update(deployment, **fields)
     return deployments.deployment_delete(deployment)

@@ -22,6 +22,7 @@ from stacks.hot.hooks import hook_resources, matches_hook
 from stacks.models import RawTemplate, Resource, Stack
 from stacks.models import states as st
 from stacks.models.events import stack_event
+from stacks.ownership import holds_record_rows, take_over_refusal, taken_over
 from stacks.resources.stack import ADOPT_CHILD_KEY
 from stacks.services import drift
 from stacks.services.create_replay import create_replayed
@@ -109,9 +110,14 @@ def stack_create(*, project, user, name, template, environment=None, parameters=
     # A nested stack's values are looked up as its root's owner (through the root's trust,
     # as Heat's nested stacks take their parent's context), not as the engine's user: the
     # owner's key pair is the owner's alone.
-    check_custom_constraints(definition.params, cloud_for_stack(parent) if parent is not None
-                             else cloud_for_user(user, project.pk))
+    cloud = cloud_for_stack(parent) if parent is not None else cloud_for_user(user, project.pk)
+    check_custom_constraints(definition.params, cloud)
     seed = None if adopt_resources is None else adopt_seed(definition, adopt_resources)
+    # An adopt or external_id takes over only what the caller sees and no one else holds.
+    refused = take_over_refusal(taken_over(definition.plugins, seed), cloud=cloud, user=user,
+                                project_id=project.pk)
+    if refused is not None:
+        raise refused
     try:
         with transaction.atomic():
             existing = Stack.objects.select_related("raw_template").filter(
@@ -137,6 +143,8 @@ def stack_create(*, project, user, name, template, environment=None, parameters=
             _converge(stack, definition, raw, existing=[], reason=f"Stack {action} started",
                       cas_fields=dict(expected_state=old_state, expected_traversal="",
                                       action_started_at=timezone.now()), seed=seed)
+            if seed is not None:  # the adopted objects' owner records, with their rows
+                holds_record_rows(stack, definition.plugins)
     except IntegrityError:
         raise StackExists(stack_name=name) from None
     return stack
@@ -212,6 +220,10 @@ def stack_update(stack, *, template=None, environment=None, parameters=None, fil
         patch=patch, clear_parameters=clear_parameters)
     check_immutable_parameters(stack, definition)
     check_custom_constraints(definition.params, cloud_for_stack(stack))
+    refused = take_over_refusal(taken_over(definition.plugins, None), cloud=cloud_for_stack(stack),
+                                user=user, project_id=stack.project_id, stack_id=stack.pk)
+    if refused is not None:  # a new resource's external_id held by another stack
+        raise refused
     drifted = drift.converge_drifted(stack, user=user) if converge else {}
     with transaction.atomic():
         old_state, old_traversal = stack.state, stack.current_traversal

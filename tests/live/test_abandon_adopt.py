@@ -74,15 +74,19 @@ def test_export_abandon_adopt_round_trip(hc, db):
     assert servers_alive(db, before["server"]) == 0
 
 
-def test_adopt_of_a_failed_object_fails_and_missing_resource_is_refused(hc):
+def test_adopt_of_a_missing_object_or_resource_is_refused_and_stores_nothing(hc):
     data = {"template": TEMPLATE, "environment": {"parameters": {}},
             "resources": {"server": {"resource_id": "no-such-server",
                                      "type": "OS::Nova::Server", "resource_data": {}},
                           "marker": {"resource_id": "m1", "type": "OS::Heat::TestResource"}}}
     name = f"adoptbad{uuid.uuid4().hex[:6]}"
-    stack_id = hc.stacks.create(stack_name=name, adopt_stack_data=data)["stack"]["id"]
-    stack = wait_stack(hc, stack_id, "ADOPT_FAILED")
-    assert "no-such-server" in stack.stack_status_reason
+    # An object the caller cannot see (missing, or another project's) is not taken over.
+    with pytest.raises(heat_exc.HTTPNotFound) as refused:
+        hc.stacks.create(stack_name=name, adopt_stack_data=data)
+    assert "The server (no-such-server) could not be found." in str(refused.value)
+    assert not [s for s in hc.stacks.list() if s.stack_name.startswith(name)]
+    server = hc.stacks.create(stack_name=name, template=TEMPLATE)["stack"]["id"]
+    wait_stack(hc, server, "CREATE_COMPLETE")
     partial = {**data, "resources": {"marker": data["resources"]["marker"]}}
     with pytest.raises(heat_exc.HTTPBadRequest) as refused:
         hc.stacks.create(stack_name=f"{name}x", adopt_stack_data=partial)
