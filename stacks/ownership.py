@@ -225,22 +225,35 @@ def _holds_of(cloud, kind, value, *, cloud_driver):
                 .select_related("stack"))
 
 
-def change_refusal(objects, *, stack_id=None, project_id=None, user=None, cloud_driver=None):
+def _tree_of(stack):
+    """Ids of ``stack`` and its ancestors: a lock held by one of them is the acting stack's
+    own (a nested deployment to its parent's server, deleted with a LOCK_FAILED parent)."""
+    ids, current = set(), stack
+    while current is not None and current.pk not in ids:
+        ids.add(current.pk)
+        current = current.parent if current.parent_id else None
+    return ids
+
+
+def change_refusal(objects, *, stack=None, project_id=None, user=None, cloud_driver=None):
     """The StackLocked refusal when one of ``objects`` (``[(kind, name or id)]``) is held
-    by a resource of a stack (other than ``stack_id``) locked at level ``all``, else None.
+    by a resource of a stack locked at level ``all`` (by a lock not of the acting
+    ``stack``'s own tree), else None.
 
     Names the holder, its lock's level and reason when the caller (``project_id``,
     ``user``) may see the holder's stack; otherwise only that a lock holds it.
     """
     admin = user is not None and is_cloud_admin(user)
+    own = None
     for kind, value in objects:
         cloud = HEATWEB_OBJECTS if kind in ("software_config", "software_deployment") \
             else cloud_key()
         for hold in _holds_of(cloud, kind, value, cloud_driver=cloud_driver):
-            if hold.stack_id == stack_id:
-                continue
             locker = st.lock_holder(hold.stack)
             if locker is None or (locker.lock_level or "all") != "all":
+                continue
+            own = own if own is not None else (_tree_of(stack) if stack is not None else set())
+            if hold.stack_id in own or locker.pk in own:
                 continue
             return StackLocked(_locked_message(hold, locker, kind, value,
                                                seen=admin or hold.stack.project_id == project_id))
@@ -272,7 +285,7 @@ def action_change_refusal(res, plugin, *, action, properties, stack):
         objects += changed_objects(cls, res.properties_data)
     if not objects:
         return None
-    return change_refusal(objects, stack_id=stack.pk, project_id=stack.project_id,
+    return change_refusal(objects, stack=stack, project_id=stack.project_id,
                           cloud_driver=plugin.context.cloud if plugin.context else None)
 
 
