@@ -83,18 +83,20 @@ def hold_take(res, plugin_cls, physical_id):
         return
     cloud, kind = key
     physical_id = str(physical_id or "")
-    CloudHold.objects.filter(resource_id=res.pk).exclude(
-        cloud=cloud, kind=kind, physical_id=physical_id).delete()
+    if res.physical_resource_id:  # it held another object before
+        CloudHold.objects.filter(resource_id=res.pk).exclude(
+            cloud=cloud, kind=kind, physical_id=physical_id).delete()
     if not physical_id:
         return
     try:
-        with transaction.atomic():
-            hold, _ = CloudHold.objects.get_or_create(
-                cloud=cloud, kind=kind, physical_id=physical_id,
-                defaults={"resource_id": res.pk, "stack_id": res.stack_id})
-    except IntegrityError:  # taken meanwhile by another
-        hold = CloudHold.objects.filter(cloud=cloud, kind=kind, physical_id=physical_id).first()
-    if hold is None or hold.resource_id != res.pk:
+        with transaction.atomic():  # one INSERT; the unique key says whether it was free
+            CloudHold.objects.create(cloud=cloud, kind=kind, physical_id=physical_id,
+                                     resource_id=res.pk, stack_id=res.stack_id)
+        return
+    except IntegrityError:
+        holder = CloudHold.objects.filter(cloud=cloud, kind=kind, physical_id=physical_id) \
+            .values_list("resource_id", flat=True).first()
+    if holder != res.pk:
         raise ObjectHeld(f"The {label(kind)} {physical_id} is held by another resource; "
                          f"a resource takes over only an object no other resource holds.")
 
