@@ -98,13 +98,20 @@ def _private_broker_for_this_process():
     app.conf.update(broker_transport_options=options)
 
 
+UNIT_TESTS = Path(__file__).resolve().parent / "unit"
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``openstack`` run in the openstack mode, and only they."""
-    openstack_mode = os.environ.get("HEATWEB_TEST_MODE") == "openstack"
+    """Tests marked ``openstack`` run in the openstack mode, and only they; the unit tests
+    (no database, no broker, no service) run in the embedded mode only: the distributed
+    mode would run the same code on the same inputs again."""
+    mode = os.environ.get("HEATWEB_TEST_MODE")
     keep, drop = [], []
     for item in items:
-        (keep if (item.get_closest_marker("openstack") is not None) == openstack_mode
-         else drop).append(item)
+        wanted = (item.get_closest_marker("openstack") is not None) == (mode == "openstack")
+        if mode == "distributed" and UNIT_TESTS in Path(str(item.fspath)).resolve().parents:
+            wanted = False
+        (keep if wanted else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
