@@ -84,15 +84,14 @@ def resume_waiting(res):
     several sweeps asking at once resume it once. False when it was not
     waiting.
     """
-    from convergence import tasks  # cycle: tasks → nodes → check_resource imports this module
-
     running = res.action_cookie or {}
     if "cookie" not in running or not running.get("traversal"):
         return False
     if Waiter.objects.filter(pk=res.pk).exists():
         wait_poke([res.pk])
     else:
-        tasks.poll_node.delay(str(res.stack_id), running["traversal"], res.pk)
+        app.send_task("convergence.poll_node",
+                      args=[str(res.stack_id), running["traversal"], res.pk])
     log.warning("resource %s of dead engine %s: a live engine checks it", res.pk, res.engine_id)
     return True
 
