@@ -18,8 +18,8 @@ from django_fsm import TransitionNotAllowed
 from convergence import waiting
 from convergence.breakpoints import pause_after
 from convergence.engines import engine_alive, engine_id
-from convergence.recovery import lock_break, resume_waiting
 from convergence.rows import INCREMENT, row_update
+from convergence.takeover import lock_break, resume_waiting
 from heatweb.exceptions import HeatError
 from stacks.models import Resource
 from stacks.models import states as st

@@ -1,18 +1,16 @@
 """Entry points the Celery tasks call: run a batch of ready nodes, poll one."""
 import logging
 
-from django.db import connection
-
 from convergence.check_resource import (
     CONVERGE_ACTIONS, DONE_EMPTY, PAUSED, STATELESS_ACTIONS, WALK_SKIP_WHEN_DONE, Outcome,
     _locked_elsewhere, action_abort, action_check, action_fail, action_start, first_checks_run,
     handles_run, metadata_update)
 from convergence.breakpoints import pause_before
-from convergence.engines import engine_id
 from convergence.models import Breakpoint
 from convergence.services import nodes_enqueue, propagate, retrigger, traversal_complete, \
     traversal_fail
 from convergence.sync_points import node_key, sync_point_merge, sync_points_for
+from convergence.takeover import take_over_many
 from convergence.waiting import waits_flush
 from heatweb.exceptions import HeatError
 from stacks.definitions import definition_cache
@@ -348,35 +346,6 @@ def _context_any(stack, traversal_id):
 def _take_over(res):
     """Continue a waiting action here: move its lock to this engine."""
     return res.pk in take_over_many([res])
-
-
-def take_over_many(rows):
-    """``_take_over`` for many resources in one statement; returns the ids now held here.
-
-    The same compare-and-swap per row (its ``atomic_key`` and ``engine_id`` as
-    read); ``RETURNING`` names the rows that matched, so a row another engine
-    took meanwhile is left out.
-    """
-    if not rows:
-        return set()
-    me = engine_id()
-    table = connection.ops.quote_name(Resource._meta.db_table)
-    match, params = [], [me]
-    for res in rows:
-        if res.engine_id is None:
-            match.append("(id = %s AND atomic_key = %s AND engine_id IS NULL)")
-            params += [res.pk, res.atomic_key]
-        else:
-            match.append("(id = %s AND atomic_key = %s AND engine_id = %s)")
-            params += [res.pk, res.atomic_key, res.engine_id]
-    with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table} SET engine_id = %s, atomic_key = atomic_key + 1 "
-                       f"WHERE {' OR '.join(match)} RETURNING id", params)
-        taken = {row[0] for row in cursor.fetchall()}
-    for res in rows:
-        if res.pk in taken:
-            res.engine_id, res.atomic_key = me, res.atomic_key + 1
-    return taken
 
 
 def _after_single(ctx, res, *, outcome, entity):

@@ -10,9 +10,10 @@ to a newer traversal finishes its action and is retriggered there.
 from django.db import transaction
 
 from convergence.check_resource import action_abort, action_check
-from convergence.nodes import _context_any, _flush, _still_current, take_over_many
+from convergence.nodes import _context_any, _flush, _still_current
 from convergence.services import propagate, retrigger, traversal_complete, traversal_fail
 from convergence.sync_points import node_key, sync_points_for
+from convergence.takeover import take_over_many
 from convergence.waiting import with_observed
 from stacks.models import Resource, Stack
 from stacks.models import states as st
