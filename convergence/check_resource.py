@@ -74,7 +74,7 @@ def _lock_and_begin(ctx, res, *, action, plugin):
     return bool(updated)
 
 
-def _locked_elsewhere(res):
+def locked_elsewhere(res):
     """Another engine holds the resource: if it is dead, take its work up.
 
     Alive: do nothing and do not propagate; the holder retriggers this
@@ -138,10 +138,10 @@ def _begin(ctx, res, *, action, plugin):
     Outcome that says why not."""
     if res.engine_id is not None or (res.status == st.IN_PROGRESS and action not in
                                       STATELESS_ACTIONS):
-        return _locked_elsewhere(res)  # another engine is working on it
+        return locked_elsewhere(res)  # another engine is working on it
     try:
         if not _lock_and_begin(ctx, res, action=action, plugin=plugin):
-            return _locked_elsewhere(res)
+            return locked_elsewhere(res)
     except TransitionNotAllowed:
         return Outcome("failed", reason=(
             f"Resource {action} failed: Error: resources.{res.name}: "

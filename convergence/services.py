@@ -123,6 +123,12 @@ def traversal_begin(stack, *, traversal_id, graph, reason):
         stack_stopped(stack)  # looks for waiters after the commit
 
 
+def traversal_current(stack_id, traversal_id):
+    """Is the traversal still the stack's current one (a cheap check: no template load)?"""
+    return Stack.objects.filter(pk=stack_id, current_traversal=traversal_id,
+                                state__in=st.IN_PROGRESS_STATES).exists()
+
+
 def nodes_enqueue(stack_id, traversal_id, nodes):
     """Send ready nodes to the workers, ``BATCH_SIZE`` a task (``convergence.tasks``, by name)."""
     size = settings.HEATWEB["BATCH_SIZE"]

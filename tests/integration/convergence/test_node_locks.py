@@ -103,7 +103,7 @@ def test_a_node_whose_traversal_was_replaced_is_retriggered_in_the_new_one(stack
     nodes.nodes_run(str(stack.pk), old_traversal, nodes=[[a.pk, True, {}]])
     assert sent == []  # the old traversal is gone: nothing runs in it
 
-    nodes._after_single(nodes._context(Stack.objects.get(pk=stack.pk), old_traversal),
+    nodes._after_single(nodes.node_context(Stack.objects.get(pk=stack.pk), old_traversal),
                         rows(stack)["a"], outcome=nodes.Outcome("done", data={}),
                         entity=[a.pk, True])
     assert nodes_of(sent) == [(new.current_traversal, [[a.pk, True]])]
