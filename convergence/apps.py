@@ -1,5 +1,6 @@
 import os
 
+from celery.signals import celeryd_after_setup, worker_process_init
 from django.apps import AppConfig
 
 
@@ -9,14 +10,12 @@ class ConvergenceConfig(AppConfig):
 
     def ready(self):
         # Imported here, not at the top: they load models, so the app registry must be ready.
-        from celery.signals import celeryd_after_setup, worker_process_init
-
         from convergence import engines, recovery
 
         # The engines' recovery thread runs the sweep, which imports the engines.
         engines.on_sweep_due(recovery.sweep)
-        if os.environ.get("HEATWEB_BENCH_METRICS_DIR"):  # manage.py bench_engines counts per process
-            from convergence.metrics import metrics_from_environment  # only for bench runs
+        if os.environ.get("HEATWEB_BENCH_METRICS_DIR"):  # bench_engines counts per process
+            from convergence.metrics import metrics_from_environment
 
             worker_process_init.connect(metrics_from_environment)
         # Every Celery pool process is an engine from its start.

@@ -5,11 +5,11 @@ waiting for its action to complete (its ``action_cookie`` has a cookie)
 is polled on by a live engine, which takes the lock over. A resource
 whose action was starting is marked ``<ACTION>_FAILED`` "Worker went down
 during resource <ACTION>" (both in ``convergence.takeover``, which the node
-runner uses too when it meets a dead engine's lock) and its node runs again at once in the current
-traversal, with the input its lock recorded (the plugin's create is
-idempotent, so the cloud object a crashed create made is found again);
-lock and unlock walks fail the stack instead, so that unlock can bring it
-back. Messages the dead worker took from the broker go back to the queue
+runner uses too when it meets a dead engine's lock) and its node runs
+again at once in the current traversal, with the input its lock recorded
+(the plugin's create is idempotent, so the cloud object a crashed create
+made is found again); lock and unlock walks fail the stack instead, so
+that unlock can bring it back. Messages the dead worker took from the broker go back to the queue
 after the visibility timeout (``heatweb.broker.broker_restore_unacked``).
 A stack in progress that nobody works on (no lock, no waiter, no task
 due, no event for ``RESTART_AFTER_SECONDS``: a task was lost between two

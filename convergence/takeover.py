@@ -54,7 +54,10 @@ def take_over_many(rows):
 
 
 def lock_break(res, holder):
-    """Clear ``holder``'s lock on ``res`` and mark the action failed; True if it was ours to break."""
+    """Clear ``holder``'s lock on ``res`` and mark the action failed.
+
+    Returns ``(broken, action, reason)``: broken is True if it was ours to break.
+    """
     action = (res.action_cookie or {}).get("action") or res.action
     reason = f"Worker went down during resource {action}"
     fields = dict(engine_id=None, atomic_key=F("atomic_key") + 1, action_cookie=None,
