@@ -4,17 +4,21 @@ releasing a dead engine's locks.
 Nothing here writes a state: releasing locks goes through the same recovery
 service the engines use (the resource's django-fsm ``mark_failed``).
 """
+from dataclasses import dataclass
+
 from django.contrib import admin, messages
 from django.db.models import Count, OuterRef, Subquery
 
 from convergence.engines import engine_row_alive
 from convergence.inspect import current_sync_points, engine_holds, sync_point_label, \
-    traversal_drawing, traversal_nodes, waiting_sync_point_ids
+    traversal_nodes, waiting_sync_point_ids
 from convergence.models import Breakpoint, Engine, OutboxMessage, SyncPoint, Traversal
 from convergence.recovery import engine_locks_release
 from heatweb.admin import ReadOnlyAdmin
 from heatweb.exceptions import HeatError
 from stacks.models import Resource
+from stacks.models import states as st
+from stacks.pages.topology import layout
 
 
 class WaitingFilter(admin.SimpleListFilter):
@@ -96,6 +100,26 @@ class SyncPointAdmin(ReadOnlyAdmin):
     @admin.display(description="missing predecessors")
     def waiting_for(self, obj):
         return len(set(obj.predecessors) - set(obj.input_data)) or "—"
+
+
+@dataclass
+class _GraphNode:
+    pk: str
+    name: str
+    type: str
+    state: str
+    requires: list
+
+
+def traversal_drawing(nodes):
+    """A layered drawing (the stack pages' ``layout``) of the traversal's nodes."""
+    drawn = [_GraphNode(n.key, f"{n.name} · {n.action}", "", n.state or st.INIT_COMPLETE,
+                        [k for k, _ in n.predecessors]) for n in nodes]
+    graph = layout(drawn)
+    waiting = {n.key for n in nodes if not n.ready}
+    for node in graph.nodes:
+        node.waiting = node.key in waiting
+    return graph
 
 
 @admin.register(Traversal)

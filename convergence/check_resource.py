@@ -18,8 +18,8 @@ from django_fsm import TransitionNotAllowed
 from convergence import waiting
 from convergence.breakpoints import pause_after
 from convergence.engines import engine_alive, engine_id
-from convergence.recovery import lock_break, resume_waiting
 from convergence.rows import INCREMENT, row_update
+from convergence.takeover import lock_break, resume_waiting
 from heatweb.exceptions import HeatError
 from stacks import ownership
 from stacks.models import Resource
@@ -75,7 +75,7 @@ def _lock_and_begin(ctx, res, *, action, plugin):
     return bool(updated)
 
 
-def _locked_elsewhere(res):
+def locked_elsewhere(res):
     """Another engine holds the resource: if it is dead, take its work up.
 
     Alive: do nothing and do not propagate; the holder retriggers this
@@ -139,10 +139,10 @@ def _begin(ctx, res, *, action, plugin):
     Outcome that says why not."""
     if res.engine_id is not None or (res.status == st.IN_PROGRESS and action not in
                                       STATELESS_ACTIONS):
-        return _locked_elsewhere(res)  # another engine is working on it
+        return locked_elsewhere(res)  # another engine is working on it
     try:
         if not _lock_and_begin(ctx, res, action=action, plugin=plugin):
-            return _locked_elsewhere(res)
+            return locked_elsewhere(res)
     except TransitionNotAllowed:
         return Outcome("failed", reason=(
             f"Resource {action} failed: Error: resources.{res.name}: "

@@ -5,9 +5,12 @@ beats from a daemon thread every ``ENGINE_HEARTBEAT_SECONDS``; one that has
 not beaten for ``ENGINE_DEAD_AFTER_SECONDS`` is dead. A second thread
 relays the outbox (``convergence.outbox``) every ``RELAY_SECONDS``, so a
 task a dead writer never published goes out, and runs the sweep
-(``convergence.recovery``) every ``SWEEP_EVERY_BEATS`` heartbeat intervals,
-so the work of dead engines is taken up again and stalled stacks are
-failed even when no request comes.
+(``convergence.recovery``, registered with ``on_sweep_due`` at start, as it
+imports this module) every ``SWEEP_EVERY_BEATS`` heartbeat intervals, so
+the work of dead engines is taken up again and stalled stacks are failed
+even when no request comes. Every worker pool process is an engine from its
+start (``engine_start``, connected to Celery's signals by the app's
+``ready``).
 """
 import logging
 import os
@@ -27,6 +30,27 @@ from heatweb.celery import app
 
 log = logging.getLogger(__name__)
 _identity = {}
+# The recovery sweep the engine's second thread runs: registered at start
+# (``convergence.apps``), as the sweep imports this module.
+_sweeps = []
+
+
+def on_sweep_due(sweep):
+    """Call ``sweep()`` every ``SWEEP_EVERY_BEATS`` heartbeat intervals, from every engine."""
+    if sweep not in _sweeps:
+        _sweeps.append(sweep)
+
+
+def engine_start(**kwargs):
+    """Every pool process is an engine: register it and start its heartbeat at once
+    (Celery's ``worker_process_init``)."""
+    engine_id()
+
+
+def worker_node_remember(sender, instance, **kwargs):
+    """The worker's node name (``w1@host``), inherited by its pool processes for pings
+    (Celery's ``celeryd_after_setup``)."""
+    os.environ["HEATWEB_WORKER_NODE"] = str(sender)
 
 
 def engine_id():
@@ -76,8 +100,6 @@ def _beat(ident):
 
 def _recovery_tick():
     """Relay the outbox every tick; sweep every ``SWEEP_EVERY_BEATS`` heartbeat intervals."""
-    from convergence.recovery import sweep  # cycle: convergence.recovery imports this module
-
     sweep_every = settings.HEATWEB["ENGINE_HEARTBEAT_SECONDS"] * \
         settings.HEATWEB.get("SWEEP_EVERY_BEATS", 1)
     last_sweep = [time.monotonic()]
@@ -86,7 +108,8 @@ def _recovery_tick():
         outbox_relay()
         if time.monotonic() - last_sweep[0] >= sweep_every:
             last_sweep[0] = time.monotonic()
-            sweep()
+            for sweep in _sweeps:
+                sweep()
 
     return tick
 

@@ -127,25 +127,3 @@ def engine_holds(engine):
     """The resources whose convergence lock ``engine`` holds, with their stacks."""
     return list(Resource.objects.filter(engine_id=engine.pk).select_related("stack")
                 .order_by("stack__name", "name"))
-
-
-@dataclass
-class _GraphNode:
-    pk: str
-    name: str
-    type: str
-    state: str
-    requires: list
-
-
-def traversal_drawing(nodes):
-    """A layered drawing (``stacks.pages.topology.layout``) of the traversal's nodes."""
-    from stacks.pages.topology import layout  # the pages' layout; convergence has no pages
-
-    drawn = [_GraphNode(n.key, f"{n.name} · {n.action}", "", n.state or st.INIT_COMPLETE,
-                        [k for k, _ in n.predecessors]) for n in nodes]
-    graph = layout(drawn)
-    waiting = {n.key for n in nodes if not n.ready}
-    for node in graph.nodes:
-        node.waiting = node.key in waiting
-    return graph

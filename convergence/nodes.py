@@ -1,18 +1,16 @@
 """Entry points the Celery tasks call: run a batch of ready nodes, poll one."""
 import logging
 
-from django.db import connection
-
 from convergence.check_resource import (
     CONVERGE_ACTIONS, DONE_EMPTY, PAUSED, STATELESS_ACTIONS, WALK_SKIP_WHEN_DONE, Outcome,
-    _locked_elsewhere, action_abort, action_check, action_fail, action_start, first_checks_run,
-    handles_run, metadata_update)
+    action_abort, action_check, action_fail, action_start, first_checks_run, handles_run,
+    locked_elsewhere, metadata_update)
 from convergence.breakpoints import pause_before
-from convergence.engines import engine_id
 from convergence.models import Breakpoint
 from convergence.services import nodes_enqueue, propagate, retrigger, traversal_complete, \
-    traversal_fail
+    traversal_current, traversal_fail
 from convergence.sync_points import node_key, sync_point_merge, sync_points_for
+from convergence.takeover import take_over_many
 from convergence.waiting import waits_flush
 from heatweb.exceptions import HeatError
 from stacks.definitions import definition_cache
@@ -29,16 +27,19 @@ from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 log = logging.getLogger(__name__)
 
 
-def _context(stack, traversal_id):
+def node_context(stack, traversal_id):
+    """The context a task runs nodes of ``traversal_id`` in: the stack's definition (for a
+    converge action in progress; a stopped stack's waits are only aborted), the events and
+    waits it buffers."""
     definition = None
-    if stack.action in CONVERGE_ACTIONS:
+    if stack.action in CONVERGE_ACTIONS and stack.status == st.IN_PROGRESS:
         definition = definition_cache.get(stack)
     return NodeContext(
         stack=stack, traversal_id=traversal_id, definition=definition, events=EventRecorder(),
         plugin_context=plugin_context(stack))
 
 
-def _flush(ctx):
+def context_flush(ctx):
     """Write the task's buffered events and waiters."""
     ctx.events.flush()
     waits_flush(ctx)
@@ -60,12 +61,6 @@ INLINE_NODES = 50  # ready successors one task runs itself before handing over
 RECHECK_EVERY = 10  # inline nodes between checks that the traversal is still current
 
 
-def _still_current(stack_id, traversal_id):
-    """Is the traversal still the stack's current one (a cheap check: no template load)?"""
-    return Stack.objects.filter(pk=stack_id, current_traversal=traversal_id,
-                                state__in=st.IN_PROGRESS_STATES).exists()
-
-
 def nodes_run(stack_id, traversal_id, *, nodes):
     """Run ready nodes ``[[entity_id, is_update, input_data], ...]`` of a traversal.
 
@@ -78,19 +73,19 @@ def nodes_run(stack_id, traversal_id, *, nodes):
     stack = _current_stack(stack_id, traversal_id)
     if stack is None:
         return
-    ctx = _context(stack, traversal_id)
+    ctx = node_context(stack, traversal_id)
     for step in range(INLINE_NODES):
-        if step and step % RECHECK_EVERY == 0 and not _still_current(stack_id, traversal_id):
+        if step and step % RECHECK_EVERY == 0 and not traversal_current(stack_id, traversal_id):
             break  # cancelled, timed out or superseded: the new traversal takes over
         finished, failure, again = _run_batch(ctx, nodes)
         if again:
             nodes_enqueue(str(stack_id), traversal_id, again)
         if failure:
-            _flush(ctx)
+            context_flush(ctx)
             traversal_fail(stack.pk, traversal_id, failure)
             return
-        if finished and not _still_current(stack_id, traversal_id):
-            _flush(ctx)
+        if finished and not traversal_current(stack_id, traversal_id):
+            context_flush(ctx)
             for key, _, _ in finished:
                 retrigger(stack.pk, int(key.split(":")[0]))
             return
@@ -98,12 +93,12 @@ def nodes_run(stack_id, traversal_id, *, nodes):
                                      keep_one=step + 1 < INLINE_NODES) if finished \
             else (None, False)
         if stack_done:
-            _flush(ctx)
+            context_flush(ctx)
             traversal_complete(stack.pk, traversal_id)
         if kept is None:
             break
         nodes = [kept]
-    _flush(ctx)
+    context_flush(ctx)
 
 
 def _run_batch(ctx, nodes):
@@ -184,7 +179,7 @@ def converge_update(ctx, res, *, data):
     if res.action != "DELETE" and (res.engine_id is not None or res.status == st.IN_PROGRESS):
         # An older traversal's action is still running on it: wait for its retrigger
         # (or break the lock of a dead engine) before deciding update or replace.
-        return _locked_elsewhere(res)
+        return locked_elsewhere(res)
     if res.action != "DELETE" and pause_before(
             ctx, res, action="CREATE" if res.state == st.INIT_COMPLETE else "UPDATE", data=data):
         return PAUSED
@@ -311,7 +306,7 @@ def node_poll(stack_id, traversal_id, *, resource_id):
     if res is None or "cookie" not in (res.action_cookie or {}):
         return  # already finished (a duplicate delivery), or not waiting
     stack = Stack.objects.get(pk=res.stack_id)
-    ctx = _context_any(stack, traversal_id)
+    ctx = node_context(stack, traversal_id)
     if not _take_over(res):
         return
     moved = stack.current_traversal != traversal_id
@@ -322,7 +317,7 @@ def node_poll(stack_id, traversal_id, *, resource_id):
         # retriggers it.
         entity = (res.action_cookie or {}).get("entity")
         action_abort(ctx, res)
-        _flush(ctx)
+        context_flush(ctx)
         if moved:
             retrigger(stack.pk, entity[0] if entity else res.pk)
         return
@@ -333,16 +328,8 @@ def node_poll(stack_id, traversal_id, *, resource_id):
                            cookie=pending["cookie"],
                            props=pending["props"], pending=pending["pending"],
                            entity=pending.get("entity"))
-    _flush(ctx)
+    context_flush(ctx)
     _after_single(ctx, res, outcome=outcome, entity=pending.get("entity"))
-
-
-def _context_any(stack, traversal_id):
-    if stack.action in CONVERGE_ACTIONS and stack.status == st.IN_PROGRESS:
-        return _context(stack, traversal_id)
-    return NodeContext(
-        stack=stack, traversal_id=traversal_id, definition=None, events=EventRecorder(),
-        plugin_context=plugin_context(stack))
 
 
 def _take_over(res):
@@ -350,41 +337,12 @@ def _take_over(res):
     return res.pk in take_over_many([res])
 
 
-def take_over_many(rows):
-    """``_take_over`` for many resources in one statement; returns the ids now held here.
-
-    The same compare-and-swap per row (its ``atomic_key`` and ``engine_id`` as
-    read); ``RETURNING`` names the rows that matched, so a row another engine
-    took meanwhile is left out.
-    """
-    if not rows:
-        return set()
-    me = engine_id()
-    table = connection.ops.quote_name(Resource._meta.db_table)
-    match, params = [], [me]
-    for res in rows:
-        if res.engine_id is None:
-            match.append("(id = %s AND atomic_key = %s AND engine_id IS NULL)")
-            params += [res.pk, res.atomic_key]
-        else:
-            match.append("(id = %s AND atomic_key = %s AND engine_id = %s)")
-            params += [res.pk, res.atomic_key, res.engine_id]
-    with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table} SET engine_id = %s, atomic_key = atomic_key + 1 "
-                       f"WHERE {' OR '.join(match)} RETURNING id", params)
-        taken = {row[0] for row in cursor.fetchall()}
-    for res in rows:
-        if res.pk in taken:
-            res.engine_id, res.atomic_key = me, res.atomic_key + 1
-    return taken
-
-
 def _after_single(ctx, res, *, outcome, entity):
     """After a polled action: propagate in its traversal, or retrigger in a newer one."""
     if outcome.kind not in ("done", "failed"):
         return
     node_entity, is_update = entity or [res.pk, res.action != "DELETE"]
-    if not _still_current(ctx.stack.pk, ctx.traversal_id):
+    if not traversal_current(ctx.stack.pk, ctx.traversal_id):
         retrigger(ctx.stack.pk, node_entity)
         return
     if outcome.kind == "failed":
@@ -406,7 +364,7 @@ def hook_release(stack_id, traversal_id, *, resource_id, hook):
     """A hook was cleared: run its node again (``pre-``) or pass its output on (``post-``)."""
     row = Breakpoint.objects.filter(resource_id=resource_id, hook=hook,
                                     traversal_id=traversal_id, cleared=True).first()
-    if row is None or not _still_current(stack_id, traversal_id):
+    if row is None or not traversal_current(stack_id, traversal_id):
         return  # its traversal ended or was superseded (which dropped the row)
     entity, is_update = row.entity
     if hook.startswith("pre-"):

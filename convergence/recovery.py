@@ -4,11 +4,12 @@ A dead engine's work is run again by a live one. A resource that was
 waiting for its action to complete (its ``action_cookie`` has a cookie)
 is polled on by a live engine, which takes the lock over. A resource
 whose action was starting is marked ``<ACTION>_FAILED`` "Worker went down
-during resource <ACTION>" and its node runs again at once in the current
-traversal, with the input its lock recorded (the plugin's create is
-idempotent, so the cloud object a crashed create made is found again);
-lock and unlock walks fail the stack instead, so that unlock can bring it
-back. Messages the dead worker took from the broker go back to the queue
+during resource <ACTION>" (both in ``convergence.takeover``, which the node
+runner uses too when it meets a dead engine's lock) and its node runs
+again at once in the current traversal, with the input its lock recorded
+(the plugin's create is idempotent, so the cloud object a crashed create
+made is found again); lock and unlock walks fail the stack instead, so
+that unlock can bring it back. Messages the dead worker took from the broker go back to the queue
 after the visibility timeout (``heatweb.broker.broker_restore_unacked``).
 A stack in progress that nobody works on (no lock, no waiter, no task
 due, no event for ``RESTART_AFTER_SECONDS``: a task was lost between two
@@ -25,23 +26,22 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import F, Max
+from django.db.models import Max
 from django.utils import timezone
 
 from convergence.breakpoints import paused_stack_ids
 from convergence.engines import dead_engines, engine_alive, engine_row_alive, live_engines
 from convergence.models import Engine, OutboxMessage, Traversal, Waiter
 from convergence.services import nodes_enqueue, retrigger, traversal_fail
-from convergence.waiting import rounds_revive, wait_poke
+from convergence.takeover import lock_break, resume_waiting
+from convergence.waiting import rounds_revive
 from heatweb.broker import broker_queued_tasks, broker_restore_unacked
 from heatweb.celery import app
 from heatweb.exceptions import Conflict
 from stacks.models import Event, Resource, Stack
 from stacks.models import states as st
-from stacks.models.events import resource_event
 
 log = logging.getLogger(__name__)
-STATELESS = ("LOCK", "UNLOCK")
 MAX_RESTARTS = 3
 # Tasks whose second argument is a traversal id.
 TRAVERSAL_TASKS = {"convergence.converge_nodes", "convergence.poll_node",
@@ -59,44 +59,6 @@ def on_sweep(handler):
         _sweep_handlers.append(handler)
 
 
-def lock_break(res, holder):
-    """Clear ``holder``'s lock on ``res`` and mark the action failed; True if it was ours to break."""
-    action = (res.action_cookie or {}).get("action") or res.action
-    reason = f"Worker went down during resource {action}"
-    fields = dict(engine_id=None, atomic_key=F("atomic_key") + 1, action_cookie=None,
-                  status_reason=reason)
-    if action not in STATELESS and res.status == st.IN_PROGRESS:
-        res.mark_failed()
-        fields["state"] = res.state
-    broken = Resource.objects.filter(pk=res.pk, engine_id=holder).update(**fields)
-    if broken:
-        res.engine_id, res.status_reason = None, reason
-        resource_event(res, reason, action=action, status=st.FAILED).save()
-        log.warning("broke the lock of dead engine %s on resource %s", holder, res.pk)
-    return bool(broken), action, reason
-
-
-def resume_waiting(res):
-    """A dead engine's resource was waiting for the cloud: have a live engine check it now.
-
-    Its waiter is poked (or, when the engine died before writing one, its
-    node polled); either takes the lock over by compare-and-swap, so
-    several sweeps asking at once resume it once. False when it was not
-    waiting.
-    """
-    from convergence import tasks  # cycle: tasks → nodes → check_resource imports this module
-
-    running = res.action_cookie or {}
-    if "cookie" not in running or not running.get("traversal"):
-        return False
-    if Waiter.objects.filter(pk=res.pk).exists():
-        wait_poke([res.pk])
-    else:
-        tasks.poll_node.delay(str(res.stack_id), running["traversal"], res.pk)
-    log.warning("resource %s of dead engine %s: a live engine checks it", res.pk, res.engine_id)
-    return True
-
-
 def recover_resource(res, holder):
     """Take up a dead holder's work on ``res``: poll on, or run its node again (or fail a lock walk)."""
     if resume_waiting(res):
@@ -109,7 +71,7 @@ def recover_resource(res, holder):
     if stack is None or stack.status != st.IN_PROGRESS:
         return
     entity = running.get("entity")
-    if action in STATELESS or stack.action in STATELESS:
+    if action in st.STATELESS_ACTIONS or stack.action in st.STATELESS_ACTIONS:
         traversal_fail(stack.pk, stack.current_traversal,
                        f"Resource {action} failed: {reason}")
     elif entity and running.get("traversal") == stack.current_traversal:

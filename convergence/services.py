@@ -18,6 +18,7 @@ from convergence.models import SyncPoint, Traversal
 from convergence.outbox import outbox_add, outbox_discard
 from convergence.sync_points import sync_point_merge, sync_points_create
 from convergence.waiting import poke_parent_of, stack_stopped
+from heatweb.celery import app
 from heatweb.exceptions import ConcurrentTransaction
 from heatweb.keystone import stack_trust_delete
 from stacks.models import Resource, Stack
@@ -122,12 +123,18 @@ def traversal_begin(stack, *, traversal_id, graph, reason):
         stack_stopped(stack)  # looks for waiters after the commit
 
 
-def nodes_enqueue(stack_id, traversal_id, nodes):
-    from convergence import tasks  # cycle: convergence.tasks imports this module
+def traversal_current(stack_id, traversal_id):
+    """Is the traversal still the stack's current one (a cheap check: no template load)?"""
+    return Stack.objects.filter(pk=stack_id, current_traversal=traversal_id,
+                                state__in=st.IN_PROGRESS_STATES).exists()
 
+
+def nodes_enqueue(stack_id, traversal_id, nodes):
+    """Send ready nodes to the workers, ``BATCH_SIZE`` a task (``convergence.tasks``, by name)."""
     size = settings.HEATWEB["BATCH_SIZE"]
     for start in range(0, len(nodes), size):
-        tasks.converge_nodes.delay(stack_id, traversal_id, nodes[start:start + size])
+        app.send_task("convergence.converge_nodes",
+                      args=[stack_id, traversal_id, nodes[start:start + size]])
 
 
 def propagate(stack, traversal_id, finished, *, keep_one=False):

@@ -1,7 +1,9 @@
 """Celery tasks: thin, idempotent, taking only ids and primitives.
 
 Tasks that do nothing for a superseded traversal are dropped by the
-worker before they run (``convergence.stale``).
+worker before they run (``convergence.stale``). This module is the top of
+the engine: the layers below send its tasks by name (``app.send_task``, or
+an outbox message), never importing it.
 """
 from celery import shared_task
 

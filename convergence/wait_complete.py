@@ -10,9 +10,11 @@ to a newer traversal finishes its action and is retriggered there.
 from django.db import transaction
 
 from convergence.check_resource import action_abort, action_check
-from convergence.nodes import _context_any, _flush, _still_current, take_over_many
-from convergence.services import propagate, retrigger, traversal_complete, traversal_fail
+from convergence.nodes import context_flush, node_context
+from convergence.services import propagate, retrigger, traversal_complete, traversal_current, \
+    traversal_fail
 from convergence.sync_points import node_key, sync_points_for
+from convergence.takeover import take_over_many
 from convergence.waiting import with_observed
 from stacks.models import Resource, Stack
 from stacks.models import states as st
@@ -25,7 +27,7 @@ def waits_complete(stack_id, traversal_id, *, items):
     if stack is None:
         return
     rows = Resource.objects.in_bulk([item[0] for item in items])
-    ctx = _context_any(stack, traversal_id)
+    ctx = node_context(stack, traversal_id)
     moved = stack.current_traversal != traversal_id
     # Stopped, rolled back or being deleted: stop waiting (a newer update
     # instead lets the action finish and then retriggers it).
@@ -52,7 +54,7 @@ def waits_complete(stack_id, traversal_id, *, items):
                 finished.append((entity, outcome.data))
             elif outcome.kind == "failed":
                 failed.append((entity, outcome.reason))
-    _flush(ctx)
+    context_flush(ctx)
     if moved:
         for entity in aborted:
             retrigger(stack.pk, entity[0])
@@ -72,7 +74,7 @@ def _propagate(ctx, finished, *, failed):
     if not finished and not failed:
         return
     stack_id, traversal_id = ctx.stack.pk, ctx.traversal_id
-    if not _still_current(stack_id, traversal_id):
+    if not traversal_current(stack_id, traversal_id):
         for entity, _ in (*finished, *failed):
             retrigger(stack_id, entity[0])
         return

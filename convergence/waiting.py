@@ -29,6 +29,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 
 from convergence.models import PollRound, Waiter
+from heatweb.celery import app
 from stacks.cloud import cloud_for_stack, get_cloud_driver
 from stacks.models import Resource, Stack
 from stacks.models import states as st
@@ -182,10 +183,8 @@ def _due(waiter, now):
 # The round's single task ------------------------------------------------------------------
 
 def _enqueue_round(project_id, token, *, countdown):
-    from convergence import tasks  # cycle: convergence.tasks imports this module
-
-    transaction.on_commit(lambda: tasks.poll_round.apply_async(
-        (project_id, token), countdown=max(0.0, countdown)))
+    transaction.on_commit(lambda: app.send_task(
+        "convergence.poll_round", args=[project_id, token], countdown=max(0.0, countdown)))
 
 
 def round_ensure(project_id, *, countdown):
@@ -322,8 +321,6 @@ def _dispatch(ready):
     run before the removal; a timed wait then has the same ``next_check``,
     and matching on that lost the wait: seen as a stack left IN_PROGRESS).
     """
-    from convergence import tasks  # cycle: convergence.tasks imports this module
-
     if not ready:
         return
     groups = defaultdict(list)
@@ -332,7 +329,8 @@ def _dispatch(ready):
     size = settings.HEATWEB["BATCH_SIZE"]
     for (stack_id, traversal_id), items in groups.items():
         for start in range(0, len(items), size):
-            tasks.waits_complete.delay(stack_id, traversal_id, items[start:start + size])
+            app.send_task("convergence.waits_complete",
+                          args=[stack_id, traversal_id, items[start:start + size]])
     _remove([waiter for waiter, _, _ in ready])
 
 

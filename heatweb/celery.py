@@ -1,8 +1,8 @@
-"""The Celery app: every worker process is one convergence engine."""
+"""The Celery app; the convergence app makes every worker process an engine
+(``convergence.apps``)."""
 import os
 
 from celery import Celery
-from celery.signals import celeryd_after_setup, worker_process_init
 
 import heatweb.broker  # noqa: F401 - registers the heatwebfs:// transport
 
@@ -11,22 +11,3 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heatweb.settings")
 app = Celery("heatweb")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-
-if os.environ.get("HEATWEB_BENCH_METRICS_DIR"):  # manage.py bench_engines counts per process
-    from convergence.metrics import metrics_from_environment  # only for bench runs
-
-    worker_process_init.connect(metrics_from_environment)
-
-
-@worker_process_init.connect
-def engine_start(**kwargs):
-    """Every pool process is an engine: register it and start its heartbeat at once."""
-    from convergence.engines import engine_id  # cycle: convergence.engines imports this module
-
-    engine_id()
-
-
-@celeryd_after_setup.connect
-def remember_node_name(sender, instance, **kwargs):
-    """The worker's node name (``w1@host``), inherited by its pool processes for pings."""
-    os.environ["HEATWEB_WORKER_NODE"] = str(sender)

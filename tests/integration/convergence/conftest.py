@@ -1,4 +1,5 @@
-"""An in-process Celery worker (solo pool) on the test's broker, counting the tasks it runs."""
+"""An in-process Celery worker (solo pool) on the test's broker, counting the tasks it runs;
+the converge_nodes tasks the code under test sends, recorded instead of sent."""
 import threading
 import time
 from collections import Counter
@@ -45,3 +46,21 @@ def worker():
             yield tasks
     finally:
         signals.task_prerun.disconnect(tasks)
+
+
+@pytest.fixture
+def converge_nodes_sent(monkeypatch):
+    """The ``args`` of every ``convergence.converge_nodes`` the code under test sends
+    (``[stack_id, traversal_id, node_list]``), kept here instead of going to the broker
+    (the engine sends its tasks by name); other tasks are sent as usual."""
+    kept = []
+    send = app.send_task
+
+    def send_task(name, args=None, **options):
+        if name != "convergence.converge_nodes":
+            return send(name, args, **options)
+        kept.append(list(args))
+        return None
+
+    monkeypatch.setattr(app, "send_task", send_task)
+    return kept

@@ -29,11 +29,9 @@ ENV = {"resource_registry": {"resources": {"b": {"hooks": "pre-create"}}}}
 
 
 @pytest.fixture
-def sent(monkeypatch):
+def sent(converge_nodes_sent):
     """converge_nodes tasks the code under test sends, kept here to be run by the test."""
-    kept = []
-    monkeypatch.setattr(tasks.converge_nodes, "delay", lambda *args: kept.append(list(args)))
-    return kept
+    return converge_nodes_sent
 
 
 def _run(sent):

@@ -8,7 +8,7 @@ would send are recorded at ``converge_nodes.delay`` (the broker boundary).
 """
 import pytest
 
-from convergence import nodes, tasks
+from convergence import nodes
 from convergence.recovery import recover_resource
 from heatweb.models import Project
 from stacks.cloud.models import SimServer
@@ -23,11 +23,8 @@ TEMPLATE = {"heat_template_version": "2016-10-14", "resources": {
 
 
 @pytest.fixture
-def sent(monkeypatch):
-    calls = []
-    monkeypatch.setattr(tasks.converge_nodes, "delay", lambda stack_id, traversal_id, node_list:
-                        calls.append((traversal_id, [list(n) for n in node_list])))
-    return calls
+def sent(converge_nodes_sent):
+    return converge_nodes_sent
 
 
 def test_a_result_saved_after_the_lock_was_broken_keeps_its_server(monkeypatch, sent):
@@ -55,8 +52,8 @@ def test_a_result_saved_after_the_lock_was_broken_keeps_its_server(monkeypatch, 
                                 resource_status_reason="Worker went down during resource "
                                                        "CREATE").exists()
     # The sweep retriggered the node: its rerun finds the server and makes no other.
-    assert [nodes_ for _, nodes_ in sent] == [[[res.pk, True, {}]]]
-    nodes.nodes_run(str(stack.pk), stack.current_traversal, nodes=sent[0][1])
+    assert [node_list for _, _, node_list in sent] == [[[res.pk, True, {}]]]
+    nodes.nodes_run(str(stack.pk), stack.current_traversal, nodes=sent[0][2])
     assert SimServer.objects.filter(project_id=project.pk).count() == 1
     assert Resource.objects.get(pk=res.pk).physical_resource_id == server.pk
     assert Stack.objects.get(pk=stack.pk).state == "CREATE_COMPLETE"

@@ -1,7 +1,7 @@
 """A node meeting another engine's resource lock, and a node outliving its traversal.
 
 These run the engine's node code in this process against the real database;
-the tasks it would send are recorded at ``converge_nodes.delay`` (the
+the tasks it would send are recorded where they are sent (``app.send_task``: the
 boundary to the broker) instead of being delivered to a worker.
 """
 from datetime import timedelta
@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from convergence import nodes, tasks
+from convergence import nodes
 from convergence.models import Engine, SyncPoint
 from heatweb.models import Project
 from stacks.models import Event, Resource, Stack
@@ -23,12 +23,15 @@ TEMPLATE = {"heat_template_version": "2016-10-14", "resources": {
 
 
 @pytest.fixture
-def sent(monkeypatch):
-    """The converge_nodes tasks the code under test sends: (traversal, [[entity, is_update]])."""
-    calls = []
-    monkeypatch.setattr(tasks.converge_nodes, "delay", lambda stack_id, traversal_id, node_list:
-                        calls.append((traversal_id, [[n[0], n[1]] for n in node_list])))
-    return calls
+def sent(converge_nodes_sent):
+    """The converge_nodes tasks the code under test sends."""
+    return converge_nodes_sent
+
+
+def nodes_of(sent):
+    """``[(traversal, [[entity, is_update], ...]), ...]`` of the tasks sent."""
+    return [(traversal_id, [[n[0], n[1]] for n in node_list])
+            for _, traversal_id, node_list in sent]
 
 
 @pytest.fixture
@@ -74,7 +77,7 @@ def test_a_dead_engines_lock_is_broken_and_the_node_runs_again(stack, sent):
     broken = rows(stack)["a"]
     assert (broken.state, broken.engine_id, broken.status_reason) == \
         ("CREATE_FAILED", None, "Worker went down during resource CREATE")
-    assert sent == [(stack.current_traversal, [[a.pk, True]])]  # processed again
+    assert nodes_of(sent) == [(stack.current_traversal, [[a.pk, True]])]  # processed again
 
     nodes.nodes_run(str(stack.pk), stack.current_traversal, nodes=[[a.pk, True, {}]])
 
@@ -100,7 +103,7 @@ def test_a_node_whose_traversal_was_replaced_is_retriggered_in_the_new_one(stack
     nodes.nodes_run(str(stack.pk), old_traversal, nodes=[[a.pk, True, {}]])
     assert sent == []  # the old traversal is gone: nothing runs in it
 
-    nodes._after_single(nodes._context(Stack.objects.get(pk=stack.pk), old_traversal),
+    nodes._after_single(nodes.node_context(Stack.objects.get(pk=stack.pk), old_traversal),
                         rows(stack)["a"], outcome=nodes.Outcome("done", data={}),
                         entity=[a.pk, True])
-    assert sent == [(new.current_traversal, [[a.pk, True]])]
+    assert nodes_of(sent) == [(new.current_traversal, [[a.pk, True]])]
