@@ -306,3 +306,35 @@ def test_a_signed_signal_url_is_only_its_own_signature(world, live_service):
                             json={"status": "SUCCESS"}, timeout=30)
     assert answer.status_code == 404
     assert a.ok("GET", f"{ids['s']}/resources/handle")["resource"] == before
+
+
+def test_bs_templates_and_deployments_cannot_use_as_configs(world):
+    """A config id of A's in B's template or B's own deployment is not found: B never gets
+    A's config text (a SoftwareDeployment fails, a MultipartMime part stays the id's text)."""
+    a, b, ids, _ = world
+    own = b.ok("POST", "software_configs", {"name": "own", "config": "echo own"})
+    mine = b.ok("POST", "software_deployments", {
+        "config_id": own["software_config"]["id"], "server_id": str(uuid.uuid4())})
+    path = f"software_deployments/{mine['software_deployment']['id']}"
+    answer = b.call("PUT", path, {"config_id": ids["rest_config"]})
+    assert answer.status_code == 404, answer.text[:200]
+    assert b.ok("GET", path)["software_deployment"]["config_id"] == own["software_config"]["id"]
+    template = {"heat_template_version": "2016-10-14", "resources": {
+        "server": {"type": "OS::Nova::Server",
+                   "properties": {"image": "cirros", "flavor": "m1.tiny"}},
+        "mime": {"type": "OS::Heat::MultipartMime",
+                 "properties": {"parts": [{"config": ids["rest_config"]}]}},
+        "deployment": {"type": "OS::Heat::SoftwareDeployment", "properties": {
+            "config": ids["rest_config"], "server": {"get_resource": "server"},
+            "signal_transport": "NO_SIGNAL"}}},
+        "outputs": {"mime": {"value": {"get_attr": ["mime", "config"]}}}}
+    made = b.ok("POST", "stacks", {"stack_name": "uses-a", "template": template})
+    stack = b.wait(f"stacks/uses-a/{made['stack']['id']}",
+                   lambda s: not s["stack"]["stack_status"].endswith("IN_PROGRESS"))["stack"]
+    assert stack["stack_status"] == "CREATE_FAILED", stack
+    assert f"The Software config ({ids['rest_config']}) could not be found" in \
+        stack["stack_status_reason"], stack["stack_status_reason"]
+    mime = b.ok("GET", f"stacks/uses-a/{made['stack']['id']}/resources/mime")["resource"]
+    assert "echo rest" not in json.dumps(mime), mime
+    assert a.ok("GET", f"software_configs/{ids['rest_config']}")["software_config"][
+        "config"] == "#!/bin/sh\necho rest"
