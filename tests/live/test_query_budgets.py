@@ -124,3 +124,15 @@ def test_filters_at_the_budget_still_answer(api, key, value, expected):
     assert [s["stack_name"] for s in answer.json()["stacks"]] == expected
     params = "&".join(f"p{i}=x" for i in range(MAX_PARAMS - 1))
     assert session.get(f"{endpoint}/stacks?{params}&name=budget").status_code == 200
+
+
+def test_every_stack_filter_at_its_budget_at_once_still_answers(api):
+    session, endpoint, _ = api
+    tags = ",".join(["a"] + [f"z{i}" for i in range(MAX_VALUES - 1)])
+    query = "&".join([f"{key}={tags}" for key in ("tags_any", "not_tags", "not_tags_any")]
+                     + ["tags=a,b"] + [f"name={n}" for n in ["budget"] +
+                                       [f"n{i}" for i in range(MAX_VALUES - 1)]]
+                     + [f"status={s}" for s in ["COMPLETE", "FAILED"]])
+    answer = session.get(f"{endpoint}/stacks?{query}")
+    assert answer.status_code == 200, answer.text[:300]
+    assert answer.json()["stacks"] == []  # not_tags_any holds "a"
