@@ -334,6 +334,8 @@ if HEATWEB["LOCK_HEAL"] not in ("heal", "report"):
 
 # Django reads form bodies (pages, admin) within the same budget.
 DATA_UPLOAD_MAX_MEMORY_SIZE = HEATWEB["MAX_REQUEST_BYTES"]
+# Django's own count stays above the query budget, which answers first (a 400, not a 500).
+DATA_UPLOAD_MAX_NUMBER_FIELDS = max(1000, HEATWEB["MAX_QUERY_PARAMS"])
 
 # Auth, i18n, static ---------------------------------------------------------------------
 
