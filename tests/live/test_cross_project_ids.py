@@ -120,7 +120,7 @@ def world(live_service):
     a.wait(s, lambda l: l["stack"]["stack_status"] == "LOCK_COMPLETE")
     a.ok("POST", f"{s}/actions", {"unlock": None})
     a.wait(s, lambda l: l["stack"]["stack_status"] == "UNLOCK_COMPLETE")
-    assert a.ok("GET", f"{s}/locks")["locks"], "A's stack has no lock records"
+    ids["lock_record"] = a.ok("GET", f"{s}/locks")["locks"][0]["id"]
     events = a.ok("GET", f"{s}/resources/server/events")["events"]
     ids["event"] = events[0]["id"]
     _, b_stack = b.make_stack(B_TEMPLATE)
@@ -267,14 +267,17 @@ def test_ids_of_the_other_project_under_ones_own_stack_are_404(world):
 
 
 def test_lists_and_lookups_by_id_show_nothing_of_the_other_project(world):
-    a, b, ids, _ = world
+    a, b, ids, b_stack = world
     assert b.ok("GET", f"stacks?id={ids['stack_id']}")["stacks"] == []
     assert b.ok("GET", f"stacks?owner_id={ids['stack_id']}&show_nested=true")["stacks"] == []
     marker = b.call("GET", f"stacks?marker={ids['stack_id']}")
     assert marker.status_code == 400 and "not found" in marker.json()["error"]["message"]
-    configs = b.call("GET", f"software_configs?marker={ids['rest_config']}")
-    assert configs.status_code in (400, 404) or configs.json()["software_configs"] == [], \
-        configs.text[:200]
+    for path in (f"software_configs?marker={ids['rest_config']}",
+                 f"{b_stack}/locks?marker={ids['lock_record']}",
+                 f"{b_stack}/events?marker={ids['event']}"):
+        answer = b.call("GET", path)
+        assert answer.status_code == 400, (path, answer.text[:200])
+        assert "not found" in answer.json()["error"]["message"], (path, answer.text[:200])
     assert b.ok("GET", f"software_deployments?server_id={ids['server']}") == \
         {"software_deployments": []}
     # Heat answers a server's metadata with the caller's own deployments to it: none here.
