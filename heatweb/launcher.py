@@ -9,6 +9,8 @@ killer) it is started again and the other keeps running: stopping the
 worker with the web server left the broker's queue to grow with nobody
 draining it. A child that dies ``RESTART_LIMIT`` times within
 ``RESTART_WINDOW_SECONDS`` (it cannot start) stops everything, exit status 1.
+The children never outlive this process, even when it is killed with
+``kill -9`` (``heatweb.lifeline``: they get SIGTERM when it ends).
 """
 import os
 import signal
@@ -20,6 +22,8 @@ import time
 from urllib.parse import urlsplit
 
 from django.conf import settings
+
+from heatweb.lifeline import launcher_env
 
 STOP_GRACE_SECONDS = float(os.environ.get("HEATWEB_STOP_GRACE", 30))
 RESTART_LIMIT = 5
@@ -118,7 +122,8 @@ def serve(*, bind, web_workers=WEB_WORKERS, concurrency=2, web=True, worker=True
                          web=web, worker=worker, log_level=log_level)
     if not commands:
         raise ValueError("nothing to run: both the web server and the worker are off")
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", **served_hosts_env(bind, os.environ)}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **served_hosts_env(bind, os.environ),
+           **launcher_env()}
     stopping = {"signal": None}
 
     def stop(signum, frame):

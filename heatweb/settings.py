@@ -212,6 +212,12 @@ def _env_int(name, default):
 # 400 or 413 in Heat's error format (README, "Limits").
 HEATWEB = {
     "MAX_REQUEST_BYTES": _env_int("HEATWEB_MAX_REQUEST_BYTES", 2 * 1024 * 1024),
+    # The query string: parameters in all (within Django's own 1000,
+    # DATA_UPLOAD_MAX_NUMBER_FIELDS, a 500 when exceeded) and values of one
+    # parameter, each comma-separated item counted (a thousand OR'ed tags was
+    # a 500 in SQLite: "Expression tree is too large").
+    "MAX_QUERY_PARAMS": _env_int("HEATWEB_MAX_QUERY_PARAMS", 200),
+    "MAX_FILTER_VALUES": _env_int("HEATWEB_MAX_FILTER_VALUES", 100),
     # The web server (heatweb.web): a connection must send a whole request head
     # within HEADER_READ_SECONDS (also how long an idle kept-alive one stays
     # open) and its body within BODY_READ_SECONDS, or it is closed (408).
@@ -328,6 +334,8 @@ if HEATWEB["LOCK_HEAL"] not in ("heal", "report"):
 
 # Django reads form bodies (pages, admin) within the same budget.
 DATA_UPLOAD_MAX_MEMORY_SIZE = HEATWEB["MAX_REQUEST_BYTES"]
+# Django's own count stays above the query budget, which answers first (a 400, not a 500).
+DATA_UPLOAD_MAX_NUMBER_FIELDS = max(1000, HEATWEB["MAX_QUERY_PARAMS"])
 
 # Auth, i18n, static ---------------------------------------------------------------------
 

@@ -33,6 +33,8 @@ import time
 from hypercorn.asyncio.run import asyncio_worker
 from hypercorn.config import Config
 
+from heatweb.lifeline import die_with_launcher, die_with_parent
+
 STARTUP_SECONDS = 10
 GRACEFUL_SECONDS = 20
 APPLICATION = "heatweb.asgi:application"
@@ -67,6 +69,13 @@ def _say(message):
     print(f"heatweb web: {message}", file=sys.stderr, flush=True)
 
 
+def serve_worker(*, parent_pid, **kwargs):
+    """One worker process: hypercorn's asyncio worker, killed when this server's process
+    ends (even by ``kill -9``, when it can no longer stop its workers itself)."""
+    die_with_parent(parent_pid, signal.SIGKILL)
+    asyncio_worker(**kwargs)
+
+
 class Supervisor:
     """Keeps ``config.workers`` worker processes running on the bound sockets."""
 
@@ -80,8 +89,8 @@ class Supervisor:
 
     def _start_worker(self):
         process = self.context.Process(
-            target=asyncio_worker, name="heatweb-web-worker", daemon=True,
-            kwargs={"config": self.config, "sockets": self.sockets,
+            target=serve_worker, name="heatweb-web-worker", daemon=True,
+            kwargs={"parent_pid": os.getpid(), "config": self.config, "sockets": self.sockets,
                     "shutdown_event": self.shutdown})
         process.start()
         self.workers[process] = time.monotonic()
@@ -142,6 +151,7 @@ def main(argv=None):
     parser.add_argument("--bind", default="127.0.0.1:8004")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
+    die_with_launcher()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heatweb.settings")
     # glibc gives each thread an arena of its own: with ten threads a worker's
     # freed memory stays fragmented across them and RSS never shrinks.
