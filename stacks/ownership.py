@@ -251,6 +251,10 @@ def change_refusal(objects, *, stack=None, project_id=None, user=None, cloud_dri
         cloud = HEATWEB_OBJECTS if kind in ("software_config", "software_deployment") \
             else cloud_key()
         for hold in _holds_of(cloud, kind, value, cloud_driver=cloud_driver):
+            if stack is not None and hold.stack.project_id != stack.project_id and \
+                    not (stack.user_id and is_cloud_admin(stack.user)):
+                # Another project's object, as the real cloud answers a member's request.
+                return EntityNotFound(entity=label(kind), name=value)
             locker = st.lock_holder(hold.stack)
             if locker is None or (locker.lock_level or "all") != "all":
                 continue

@@ -304,3 +304,21 @@ def test_what_another_stack_may_do_to_a_locked_stacks_objects(project, locked_vi
         assert owner.stacks.get(stack_id).stack_status == "LOCK_COMPLETE"
         owner.stacks.delete(changer)
         wait_stack(owner, changer, "DELETE_COMPLETE")
+
+
+@pytest.mark.parametrize("case", ["deployment", "router_interface", "security_group_rule",
+                                  "volume_attachment"])
+def test_another_projects_stack_cannot_change_my_objects(project, db, case):
+    owner, other = project["owner"], project["other"]
+    stack_id, ids = _victim(owner)
+    name = f"changer{uuid.uuid4().hex[:6]}"
+    changer = other.stacks.create(stack_name=name, template=_changer(case, ids))["stack"]["id"]
+    stack = wait_stack(other, changer, "CREATE_FAILED")
+    assert "EntityNotFound" in stack.stack_status_reason and "could not be found" in \
+        stack.stack_status_reason
+    assert owner.stacks.get(stack_id).stack_name not in stack.stack_status_reason
+    other.stacks.delete(changer)
+    wait_stack(other, changer, "DELETE_COMPLETE")
+    assert all(_alive(db, ids).values())
+    owner.stacks.delete(stack_id)
+    wait_stack(owner, stack_id, "DELETE_COMPLETE")
