@@ -17,13 +17,12 @@ from urllib.parse import urlparse
 
 from django.conf import settings
 
-from stacks.cloud.driver import CloudError, CloudNotFound
+from stacks.cloud.driver import IN_PROGRESS, CloudError, CloudNotFound
 from stacks.cloud.simulated_objects import live
 
 BARBICAN = "https://key-manager.simulated/v1"
 # The simulated Swift's temp URLs are served by heatweb itself (stacks.api.webhooks).
 TEMP_URL_PATH = "/sim/object-store"
-IN_PROGRESS = "in progress"  # the body of a signal object nobody has written yet (Heat's)
 
 
 def temp_url_signature(method, expires, path):
