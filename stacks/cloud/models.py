@@ -73,7 +73,7 @@ class SimObject(models.Model):
 
     ``fields`` holds the service's own field names (Neutron's, Nova's,
     Keystone's); what a kind does beyond storing them is in
-    ``stacks.cloud.simulated_objects``.
+    ``stacks.cloud.simulated.objects``.
     """
 
     id = models.CharField(primary_key=True, max_length=255, default=_new_id, editable=False)
