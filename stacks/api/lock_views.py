@@ -2,12 +2,12 @@
 from rest_framework.response import Response
 
 from heatweb.api import param_bool
-from heatweb.exceptions import BadRequest, Forbidden, InvalidActionRequest
+from heatweb.exceptions import BadRequest, Forbidden
 from heatweb.tokens import is_cloud_admin
+from stacks.api.action_bodies import action_args, body_action
 from stacks.api.representations import heat_time
 from stacks.api.views import StackApiBase
 from stacks.lock_selectors import lock_history, locked_now
-from stacks.api.views import _action_args
 from stacks.services.actions import stack_action
 from stacks.services import lock_schedule
 from stacks.services.fleet import FLEET_ACTIONS, fleet_action
@@ -88,17 +88,11 @@ class FleetActionApi(StackApiBase):
         body = self.body()
         selection = {k: body.get(k) for k in ("tag", "name") if k in body}
         stacks = body.get("stacks", [])
-        actions = {k: v for k, v in body.items()
-                   if k not in ("reason", "stacks", "tag", "name")}
-        if not actions:
-            raise InvalidActionRequest("No action specified")
-        if len(actions) > 1:
-            raise InvalidActionRequest("Multiple actions specified")
-        (action, arg), = actions.items()
+        action, arg = body_action(body, besides=("reason", "stacks", "tag", "name"))
         if action not in FLEET_ACTIONS:
             raise BadRequest(f"A fleet action is lock or unlock, not {str(action)[:40]}.")
         results = fleet_action(self.project, action, user=request.user, stacks=stacks,
-                               **selection, **_action_args(action, arg, body))
+                               **selection, **action_args(action, arg, body))
         return Response({"results": results})
 
 

@@ -10,6 +10,7 @@ from heatweb.exceptions import BadRequest, Forbidden, EntityNotFound, InvalidAct
 from heatweb.tokens import is_cloud_admin
 from softwareconfig import services as deployments
 from stacks import selectors
+from stacks.api.action_bodies import action_args, body_action
 from stacks.api.representations import Links, event_body, resource_body, stack_detail, \
     stack_summary
 from stacks.hidden import hidden_values, hidden_values_by_stack, masked_environment
@@ -23,22 +24,6 @@ from stacks.services.preview import stack_preview, stack_update_preview
 # The actions ``POST .../actions`` takes (the door has more: update, delete, signal).
 BODY_ACTIONS = ("suspend", "resume", "check", "cancel_update", "cancel_without_rollback",
                 "lock", "unlock", "detect_drift")
-
-
-def _action_args(action, arg, body):
-    """The door's arguments for one ``{action: arg}`` of a request body."""
-    if action != "lock":
-        return {}
-    arg = arg if arg is not None else {}
-    if not isinstance(arg, dict):
-        raise BadRequest('The lock action takes an object: {"lock": {"level": "all"}}.')
-    unknown = set(arg) - {"level", "reason", "expires_at", "duration", "allow", "interrupt"}
-    if unknown:
-        raise BadRequest(f"Unknown lock option {sorted(unknown)[0]}.")
-    return {"level": arg.get("level"), "reason": arg.get("reason", body.get("reason", "")),
-            "expires_at": arg.get("expires_at"), "duration": arg.get("duration"),
-            "allow": arg.get("allow"), "interrupt": arg.get("interrupt")}
-
 
 
 MAX_TAGS = settings.HEATWEB["MAX_TAGS"]
@@ -227,16 +212,11 @@ class StackUpdatePreviewApi(StackApiBase):
 class StackActionApi(StackApiBase):
     def post(self, request, tenant_id, stack_name, stack_id):
         body = self.body()
-        actions = {k: v for k, v in body.items() if k != "reason"}
-        if not actions:
-            raise InvalidActionRequest("No action specified")
-        if len(actions) > 1:
-            raise InvalidActionRequest("Multiple actions specified")
-        (action, arg), = actions.items()
+        action, arg = body_action(body)
         if action not in BODY_ACTIONS:
             raise InvalidActionRequest(f"Invalid action {action} specified")
         stack_action(self.stack(stack_name, stack_id), action, user=request.user,
-                     **_action_args(action, arg, body))
+                     **action_args(action, arg, body))
         return Response(status=status.HTTP_200_OK)
 
 

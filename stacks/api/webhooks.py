@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from heatweb.inputs import load_json
 from stacks.cloud.driver import CloudNotFound
-from stacks.cloud.simulated_swift_barbican import TEMP_URL_PATH, swift_object_put, \
+from stacks.cloud.simulated.object_store import TEMP_URL_PATH, swift_object_put, \
     temp_url_signature
 from stacks.services.actions import stack_action
 from stacks.services.signals import webhook_resource

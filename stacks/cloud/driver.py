@@ -18,6 +18,8 @@ from abc import ABC, abstractmethod
 
 # ``server_create``'s ``options``: Nova's further create options a server may be given.
 SERVER_OPTIONS = ("admin_pass", "config_drive", "scheduler_hints", "tags")
+# The body of a signal URL's object nobody has written yet (Heat's), in either cloud.
+IN_PROGRESS = "in progress"
 
 
 class CloudError(Exception):

@@ -4,14 +4,15 @@ import uuid
 from django.db import models
 
 
-def _new_id():
+def new_id():
+    """A new row's id (the migrations name this default too)."""
     return uuid.uuid4().hex
 
 
 class SimServer(models.Model):
     """A simulated Nova server."""
 
-    id = models.CharField(primary_key=True, max_length=32, default=_new_id, editable=False)
+    id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
     project_id = models.CharField(max_length=64, db_index=True)
     name = models.CharField(max_length=255)
     image = models.CharField(max_length=255)
@@ -43,7 +44,7 @@ class SimServer(models.Model):
 class SimImage(models.Model):
     """A simulated Glance image."""
 
-    id = models.CharField(primary_key=True, max_length=32, default=_new_id, editable=False)
+    id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
     project_id = models.CharField(max_length=64, db_index=True)
     name = models.CharField(max_length=255)
     container_format = models.CharField(max_length=32, blank=True, default="bare")
@@ -73,10 +74,10 @@ class SimObject(models.Model):
 
     ``fields`` holds the service's own field names (Neutron's, Nova's,
     Keystone's); what a kind does beyond storing them is in
-    ``stacks.cloud.simulated_objects``.
+    ``stacks.cloud.simulated.objects``.
     """
 
-    id = models.CharField(primary_key=True, max_length=255, default=_new_id, editable=False)
+    id = models.CharField(primary_key=True, max_length=255, default=new_id, editable=False)
     kind = models.CharField(max_length=64, db_index=True)
     project_id = models.CharField(max_length=64, db_index=True)
     name = models.CharField(max_length=255, blank=True, default="")

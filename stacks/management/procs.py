@@ -1,4 +1,5 @@
-"""The machine's processes as /proc describes them, for the benchmarks' CPU columns."""
+"""The machine's processes as /proc describes them, for the benchmarks' CPU and memory
+columns."""
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,3 +24,23 @@ def processes():
             continue
         yield Proc(pid=int(stat.parent.name), ppid=int(fields[1]), pgrp=int(fields[2]),
                    cpu_ticks=int(fields[11]) + int(fields[12]))
+
+
+def status_kb(field):
+    """A field of this process's ``/proc/self/status`` in kB (``VmHWM``: its peak RSS); 0
+    when there is none."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def reset_peak_memory():
+    """Start VmHWM again from the current RSS (Linux >= 4.0); False if not allowed."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+        return True
+    except OSError:
+        return False

@@ -44,7 +44,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='SimImage',
             fields=[
-                ('id', models.CharField(default=stacks.cloud.models._new_id, editable=False, max_length=32, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=stacks.cloud.models.new_id, editable=False, max_length=32, primary_key=True, serialize=False)),
                 ('project_id', models.CharField(db_index=True, max_length=64)),
                 ('name', models.CharField(max_length=255)),
                 ('container_format', models.CharField(blank=True, default='bare', max_length=32)),
@@ -66,7 +66,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='SimServer',
             fields=[
-                ('id', models.CharField(default=stacks.cloud.models._new_id, editable=False, max_length=32, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=stacks.cloud.models.new_id, editable=False, max_length=32, primary_key=True, serialize=False)),
                 ('project_id', models.CharField(db_index=True, max_length=64)),
                 ('name', models.CharField(max_length=255)),
                 ('image', models.CharField(max_length=255)),

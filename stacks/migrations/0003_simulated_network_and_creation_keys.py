@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='SimNetworkObject',
             fields=[
-                ('id', models.CharField(default=stacks.cloud.models._new_id, editable=False, max_length=36, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=stacks.cloud.models.new_id, editable=False, max_length=36, primary_key=True, serialize=False)),
                 ('kind', models.CharField(max_length=16)),
                 ('project_id', models.CharField(db_index=True, max_length=64)),
                 ('name', models.CharField(blank=True, default='', max_length=255)),

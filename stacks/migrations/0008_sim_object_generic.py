@@ -15,7 +15,7 @@ class Migration(migrations.Migration):
                                      options={'verbose_name': 'simulated cloud object'}),
         migrations.AlterField(
             model_name='simobject', name='id',
-            field=models.CharField(default=stacks.cloud.models._new_id, editable=False,
+            field=models.CharField(default=stacks.cloud.models.new_id, editable=False,
                                    max_length=255, primary_key=True, serialize=False)),
         migrations.AlterField(model_name='simobject', name='kind',
                               field=models.CharField(db_index=True, max_length=64)),

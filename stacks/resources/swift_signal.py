@@ -13,7 +13,7 @@ Each PUT is kept as a version of the object. The signal waits until
 import json
 import time
 
-from stacks.cloud.simulated_swift_barbican import IN_PROGRESS
+from stacks.cloud.driver import IN_PROGRESS
 from stacks.resources.base import ResourceFailure
 from stacks.resources.base import cloud_call as _cloud_call
 from stacks.resources.cloud_object import CloudObjectResource, prop

@@ -5,7 +5,9 @@ from keystoneauth1 import exceptions as ksa_exceptions
 from openstack import exceptions as os_exceptions
 
 from stacks.cloud.driver import CloudError, CloudNotFound
-from stacks.cloud import openstack as driver
+from stacks.cloud.openstack import calls
+from stacks.cloud.openstack.calls import KEY_PROPERTY
+from stacks.cloud.openstack.cloud import OpenStackCloud
 
 
 class Flaky:
@@ -24,7 +26,7 @@ class Flaky:
 
 @pytest.fixture(autouse=True)
 def no_waiting(monkeypatch):
-    monkeypatch.setattr(driver, "RETRY_DELAYS", (0.01, 0.01, 0.01))
+    monkeypatch.setattr(calls, "RETRY_DELAYS", (0.01, 0.01, 0.01))
 
 
 def http(status, message="boom"):
@@ -33,25 +35,25 @@ def http(status, message="boom"):
 
 def test_a_503_and_a_lost_connection_are_tried_again():
     call = Flaky(http(503), ksa_exceptions.ConnectFailure("reset"), http(502))
-    assert driver.call(call) == "answer"
+    assert calls.call(call) == "answer"
     assert call.calls == 4
 
 
 def test_a_cloud_down_for_longer_fails_after_the_last_try():
     call = Flaky(*[http(503, "Service Unavailable")] * 4)
     with pytest.raises(CloudError, match="Service Unavailable"):
-        driver.call(call)
-    assert call.calls == 1 + len(driver.RETRY_DELAYS)
+        calls.call(call)
+    assert call.calls == 1 + len(calls.RETRY_DELAYS)
 
 
 def test_a_refusal_is_not_tried_again_and_keeps_the_clouds_words():
     call = Flaky(http(409, "Instance abc is locked"))
     with pytest.raises(CloudError, match=r"Instance abc is locked \(HTTP 409\)"):
-        driver.call(call)
+        calls.call(call)
     assert call.calls == 1
     gone = Flaky(os_exceptions.ResourceNotFound(message="No Server found", http_status=404))
     with pytest.raises(CloudNotFound):
-        driver.call(gone)
+        calls.call(gone)
     assert gone.calls == 1
 
 
@@ -81,7 +83,7 @@ def test_suspend_and_resume_go_to_the_id_without_reading_the_server_first():
     from types import SimpleNamespace
 
     compute = Compute(missing={"gone"})
-    cloud = driver.OpenStackCloud(connection=SimpleNamespace(compute=compute))
+    cloud = OpenStackCloud(connection=SimpleNamespace(compute=compute))
     cloud.server_suspend("abc")
     cloud.server_resume("abc")
     assert compute.calls == [("suspend", "abc"), ("resume", "abc")]
@@ -108,7 +110,7 @@ def test_a_batch_of_creates_side_by_side_looks_an_image_and_a_network_up_once():
     conn = SimpleNamespace(image=SimpleNamespace(find_image=finder("image")),
                            compute=SimpleNamespace(find_flavor=finder("flavor")),
                            network=SimpleNamespace(find_network=finder("network")))
-    cloud = driver.OpenStackCloud(connection=conn)
+    cloud = OpenStackCloud(connection=conn)
 
     def boot():
         cloud.find_boot_source("image", "cirros")
@@ -133,10 +135,10 @@ def test_a_metadata_update_replaces_the_set_with_the_creation_key_without_a_read
         put=lambda url, json: sent.append(("PUT", url, json)) or SimpleNamespace(
             status_code=200, headers={}),
         get_server=lambda server: sent.append(("GET", server)))
-    cloud = driver.OpenStackCloud(connection=SimpleNamespace(compute=compute))
+    cloud = OpenStackCloud(connection=SimpleNamespace(compute=compute))
     cloud.server_update("abc", creation_key="k1", metadata={"marker": "2", "n": 3})
     assert sent == [("PUT", "servers/abc/metadata", {"metadata": {
-        "marker": "2", "n": "3", driver.KEY_PROPERTY: "k1"}})]
+        "marker": "2", "n": "3", KEY_PROPERTY: "k1"}})]
 
 
 def test_a_port_given_by_id_goes_to_nova_without_a_read_and_a_name_is_found():
@@ -145,7 +147,7 @@ def test_a_port_given_by_id_goes_to_nova_without_a_read_and_a_name_is_found():
     looked = []
     network = SimpleNamespace(find_port=lambda name, ignore_missing=False: looked.append(
         name) or SimpleNamespace(id="port-of-" + name))
-    cloud = driver.OpenStackCloud(connection=SimpleNamespace(network=network))
+    cloud = OpenStackCloud(connection=SimpleNamespace(network=network))
     port_id = "8c1e6c1c-0a4b-4f33-9a5e-2f0f4b7e8a12"
     assert cloud._server_networks([{"port": port_id}, {"port": "web-port"}]) == [
         {"port": port_id}, {"port": "port-of-web-port"}]
@@ -191,7 +193,7 @@ def test_a_wait_rounds_server_list_reads_ports_only_for_servers_done_building():
                            fixed_ips=[{"ip_address": "10.0.0.2"}])
     network = SimpleNamespace(ports=lambda **query: listed.append(query) or [port])
     compute = SimpleNamespace(servers=lambda details: list(servers))
-    cloud = driver.OpenStackCloud(connection=SimpleNamespace(compute=compute, network=network))
+    cloud = OpenStackCloud(connection=SimpleNamespace(compute=compute, network=network))
     building = cloud.server_list(["a", "bb"])
     assert listed == []  # every server still building: no Neutron request this round
     assert building["a"]["status"] == "BUILD"

@@ -1,30 +1,25 @@
-"""The simulated cloud: servers and images as rows in this service's database.
+"""Nova in the simulated cloud: servers as ``SimServer`` rows, and Nova's generic kinds.
 
-Behaves like Nova and Glance where the engine can tell: servers build for
-``HEATWEB["SIM_BOOT_SECONDS"]`` before they are ACTIVE (and take
-``SIM_DELETE_SECONDS``, ``SIM_SUSPEND_SECONDS``, ``SIM_RESUME_SECONDS`` to be
-gone, suspended, resumed; all 0 by default; a create call answers
-``SIM_CREATE_SECONDS`` after the server exists), a locked server
-refuses delete/suspend/resume/reboot/rebuild, a protected image refuses
-deletion. ``inject_fault`` makes a named operation fail.
+Servers build for ``HEATWEB["SIM_BOOT_SECONDS"]`` before they are ACTIVE
+(and take ``SIM_DELETE_SECONDS``, ``SIM_SUSPEND_SECONDS``,
+``SIM_RESUME_SECONDS`` to be gone, suspended, resumed; all 0 by default; a
+create call answers ``SIM_CREATE_SECONDS`` after the server exists); a
+locked server refuses delete/suspend/resume/reboot/rebuild. Flavors take
+Nova's defaults and an id of their own choice; a key pair is known by its
+name.
 """
 import time
 import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
-from stacks.cloud.driver import CloudDriver, CloudError, CloudNotFound
-from stacks.cloud.models import SimFault, SimImage, SimObject, SimServer
-from stacks.cloud.simulated_cinder import SimulatedCinder, volumes_attached
-from stacks.cloud.simulated_neutron import SimulatedNeutron
-from stacks.cloud.simulated_objects import SimulatedObjects, live
-from stacks.cloud.simulated_octavia import SimulatedOctavia
-from stacks.cloud.simulated_swift_barbican import SimulatedSwiftBarbican
-from stacks.cloud.simulated_services import SimulatedServices
+from stacks.cloud.driver import CloudError, CloudNotFound
+from stacks.cloud.models import SimImage, SimServer
+from stacks.cloud.simulated.block_storage import volumes_attached
+from stacks.cloud.simulated.objects import live
 
 
 # A server in a transitional status reaches the target status at ``ready_at``.
@@ -38,52 +33,8 @@ def _settle(rows, target):
     return rows.update(status=target)
 
 
-class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
-                     SimulatedSwiftBarbican, SimulatedOctavia, SimulatedObjects, CloudDriver):
-    """A cloud held in the database (simulated; no real machines)."""
-
-    # The services it simulates (its catalog, as Heat's availability checks see it).
-    SERVICES = ("compute", "image", "network", "identity", "orchestration", "block-storage",
-                "volumev3", "object-store", "key-manager", "load-balancer")
-
-    def has_service(self, service_type):
-        return service_type in self.SERVICES
-
-    def visible_to(self, kind, physical_id, *, project_id):
-        """By the object's project, as a real cloud scopes a member's reads (a cloud admin,
-        ``project_id`` None, sees every project's)."""
-        table = {"server": SimServer, "image": SimImage}.get(kind, SimObject)
-        rows = table.objects.filter(pk=physical_id, deleted_at__isnull=True)
-        if table is SimObject:
-            rows = rows.filter(kind=kind)
-        if project_id is not None:
-            rows = rows.filter(project_id=project_id)
-        return rows.exists()
-
-    # Faults ------------------------------------------------------------------------
-
-    @staticmethod
-    def inject_fault(operation, message="Simulated cloud failure", *, project_id="*", times=1):
-        return SimFault.objects.create(operation=operation, message=message,
-                                       project_id=project_id, remaining=times)
-
-    @staticmethod
-    def _fault(operation, project_id):
-        faults = SimFault.objects.filter(operation=operation,
-                                         project_id__in=("*", project_id or "*"))
-        if not faults.exists():
-            return  # the common case: one read, no transaction
-        with transaction.atomic():
-            fault = faults.order_by("id").first()
-            if fault is None:
-                return
-            if fault.remaining == 1:
-                fault.delete()
-            elif fault.remaining > 1:
-                SimFault.objects.filter(pk=fault.pk).update(remaining=F("remaining") - 1)
-        raise CloudError(fault.message)
-
-    # Servers -------------------------------------------------------------------------
+class SimulatedNova:
+    """Mixin of ``SimulatedCloud``: servers, and the Nova kinds' hooks."""
 
     def _server(self, server_id, operation=None):
         server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
@@ -365,60 +316,24 @@ class SimulatedCloud(SimulatedNeutron, SimulatedServices, SimulatedCinder,
         """Put the server in ERROR with ``fault`` as its message (what Nova does on a failed build)."""
         SimServer.objects.filter(pk=server_id).update(status="ERROR", fault=fault)
 
-    # Images --------------------------------------------------------------------------
+    # Nova's kinds -----------------------------------------------------------------------------
 
-    _IMAGE_FIELDS = ("name", "container_format", "disk_format", "location", "min_disk",
-                     "min_ram", "protected", "visibility", "tags")
+    def _complete_flavor(self, fields, project_id):
+        flavor_id = str(fields.pop("id", "") or uuid.uuid4())
+        if live("flavor", pk=flavor_id).exists():
+            raise CloudError(f"Flavor with ID {flavor_id} already exists. (HTTP 409)")
+        return {"disk": 0, "swap": 0, "ephemeral": 0, "rxtx_factor": 1.0, "is_public": True,
+                "extra_specs": {}, "tenants": [], "description": None, **fields,
+                "id": flavor_id}
 
-    def _image(self, image_id, operation=None):
-        image = SimImage.objects.filter(pk=image_id, deleted_at__isnull=True).first()
-        if image is None:
-            raise CloudError(f"Image {image_id} could not be found.")
-        if operation:
-            self._fault(operation, image.project_id)
-        return image
+    def _complete_keypair(self, fields, project_id):
+        name_taken = live("keypair", pk=fields.get("name")).exists()
+        if name_taken:
+            raise CloudError(f"Key pair '{fields.get('name')}' already exists. (HTTP 409)")
+        return {"type": "ssh", **fields, "id": fields.get("name")}
 
-    def image_create(self, *, project_id, name, creation_key=None, find_first=True, data=None,
-                     **fields):
-        self._fault("image_create", project_id)
-        if creation_key and find_first:
-            found = SimImage.objects.filter(deleted_at__isnull=True, name=name,
-                                            creation_key=creation_key).first()
-            if found is not None:
-                return found.id
-        values = {k: v for k, v in fields.items() if k in self._IMAGE_FIELDS and v is not None}
-        return SimImage.objects.create(project_id=project_id, name=name,
-                                       creation_key=creation_key or "",
-                                       size=len(data or b""), **values).id
+    def _complete_server_group(self, fields, project_id):
+        return {"policies": ["anti-affinity"], "members": [], "metadata": {}, **fields}
 
-    def image_get(self, image_id):
-        image = SimImage.objects.filter(pk=image_id, deleted_at__isnull=True).first()
-        if image is None:
-            return None
-        return {"id": image.id, "status": image.status,
-                **{k: getattr(image, k) for k in self._IMAGE_FIELDS}}
-
-    def image_statuses(self, image_ids):
-        """One list query for many images (``deleted`` for those gone)."""
-        ids = list(image_ids)
-        found = dict(SimImage.objects.filter(pk__in=ids, deleted_at__isnull=True)
-                     .values_list("id", "status"))
-        return {image_id: found.get(image_id, "deleted") for image_id in ids}
-
-    def image_update(self, image_id, **fields):
-        image = self._image(image_id, "image_update")
-        values = {k: v for k, v in fields.items() if k in self._IMAGE_FIELDS and v is not None}
-        SimImage.objects.filter(pk=image.pk).update(**values)
-
-    def image_delete(self, image_id):
-        image = SimImage.objects.filter(pk=image_id, deleted_at__isnull=True).first()
-        if image is None:
-            return
-        self._fault("image_delete", image.project_id)
-        if image.protected:
-            raise CloudError(f"Image {image_id} is protected and cannot be deleted (HTTP 403)")
-        SimImage.objects.filter(pk=image.pk).update(deleted_at=timezone.now(), status="deleted")
-
-    def image_protect(self, image_id, protected):
-        image = self._image(image_id, "image_protect")
-        SimImage.objects.filter(pk=image.pk).update(protected=bool(protected))
+    def _complete_aggregate(self, fields, project_id):
+        return {"hosts": [], "metadata": {}, "availability_zone": None, **fields}

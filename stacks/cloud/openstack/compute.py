@@ -1,189 +1,33 @@
-"""The OpenStack cloud: Nova servers, Glance images and generic objects through openstacksdk.
+"""Nova on a real cloud: servers, flavors and host aggregates.
 
-Chosen with ``HEATWEB_CLOUD=openstack``; the connection comes from
-``clouds.yaml`` (``OS_CLOUD``, ``OS_CLIENT_CONFIG_FILE``) or the ``OS_*``
-variables, as for OpenStack's own tools. Every refusal of the cloud becomes a
-``CloudError`` carrying the cloud's own message and HTTP status; a refused
-connection or a 502/503/504 is tried again with a short backoff first.
-
-Every object this driver creates carries its ``creation_key`` (Nova metadata
-``heatweb_creation_key``, Glance property of that name, Neutron tag
-``heatweb-key:<key>``), and a create first looks for it.
+A server is created with its creation key in its metadata (``KEY_PROPERTY``)
+and a create first looks for it; its networks entries become Nova's (an
+entry naming a subnet gets a port of ours made on it: Heat's internal port,
+deleted with the server); its attributes come from one Nova read and one
+Neutron list of its ports. A flavor's extra specs and project access and an
+aggregate's hosts and metadata are Nova's calls of their own
+(``_os_<verb>_<kind>`` methods for ``ObjectCalls``).
 """
 import base64
-import logging
 import re
-import threading
 import time
-import weakref
 
-import openstack
 from django.conf import settings
-from keystoneauth1 import exceptions as ksa_exceptions
-from openstack import exceptions as os_exceptions
 from openstack.compute.v2.server import Server
 
-from heatweb.keystone import session_for_stack, session_for_user
-from stacks.cloud.driver import CloudDriver, CloudError, CloudNotFound, nova_metadata
-from stacks.cloud.openstack_actions import ActionCalls
-from stacks.cloud.openstack_cinder import CinderCalls
-from stacks.cloud.openstack_swift_barbican import SwiftBarbicanCalls
-from stacks.cloud.openstack_objects import ObjectCalls, _is_id
+from stacks.cloud.driver import CloudError, CloudNotFound, nova_metadata
+from stacks.cloud.openstack.calls import KEY_PROPERTY, call, gone, is_id
 
-log = logging.getLogger(__name__)
-
-KEY_PROPERTY = "heatweb_creation_key"
 # The description of a port heatweb makes for a server's networks entry naming a subnet
 # (Nova takes no subnet): Heat's internal port, deleted with the server.
 INTERNAL_PORT = "heatweb: port of a server's networks entry, deleted with the server"
-TRANSIENT_STATUS = (502, 503, 504)
-# Backoff between tries of a transient failure (seconds). Short: a call is
-# made from a worker's poll, and a longer outage fails the resource.
-RETRY_DELAYS = (0.5, 1.5, 3.0)
 GONE_SERVER = ("DELETED", "SOFT_DELETED")
-# How long an image's or flavor's id found by name is reused: a batch of
-# creates looks each name up once, not once per server.
-LOOKUP_SECONDS = 60
-# The drivers acting through sessions (stack trusts): gone with their session.
-_by_session = weakref.WeakKeyDictionary()
-_by_session_lock = threading.Lock()
-
-
-def cloud_message(error):
-    """The cloud's own words for a failed call (no traceback, no URL)."""
-    if isinstance(error, os_exceptions.HttpException):
-        detail = (error.details or error.message or "").strip()
-        return f"{detail} (HTTP {error.status_code})" if error.status_code else detail
-    return str(error)
-
-
-def _glance_words(body):
-    """Glance's message in its HTML error page (the line after the title)."""
-    text = [line.strip() for line in re.sub(r"<[^>]+>", "\n", body or "").splitlines()
-            if line.strip()]
-    return text[-1] if text else "Glance refused the request"
-
-
-def call(function, *args, **kwargs):
-    """Call the cloud; transient failures are tried again, refusals become CloudError."""
-    for attempt, delay in enumerate((*RETRY_DELAYS, None)):
-        try:
-            return function(*args, **kwargs)
-        except os_exceptions.ResourceNotFound as error:
-            raise CloudNotFound(cloud_message(error)) from None
-        except (ksa_exceptions.ConnectFailure, ksa_exceptions.ConnectTimeout,
-                os_exceptions.HttpException) as error:
-            status = getattr(error, "status_code", None)
-            transient = status in TRANSIENT_STATUS or not isinstance(
-                error, os_exceptions.HttpException)
-            if not transient or delay is None:
-                raise CloudError(cloud_message(error)) from None
-            log.warning("cloud call %s failed (%s), try %d again in %ss",
-                        getattr(function, "__name__", function), error, attempt + 2, delay)
-            # A real wait, but bounded (5 s in all): cheaper than failing a resource.
-            time.sleep(delay)
-        except (os_exceptions.SDKException, ksa_exceptions.ClientException) as error:
-            # (the second: Keystone refusing the session's token, e.g. an expired one)
-            raise CloudError(cloud_message(error)) from None
-
-
-def _gone(function, *args, **kwargs):
-    """``function(...)``, or None when the object is gone (404)."""
-    try:
-        return call(function, *args, **kwargs)
-    except CloudNotFound:
-        return None
-
-
-def _on_session(session):
-    return OpenStackCloud(openstack.connection.Connection(
-        session=session, region_name=settings.HEATWEB.get("OS_REGION") or None))
-
-
 # Server create options (``driver.SERVER_OPTIONS``) named otherwise by openstacksdk.
 SDK_SERVER_FIELDS = {"admin_pass": "admin_password"}
 
 
-class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, CloudDriver):
-    """A real OpenStack cloud (Nova, Glance, Neutron, Keystone) through openstacksdk."""
-
-    @property
-    def parallel_calls(self):
-        """A batch's calls overlap: each is a round trip to a service (settings)."""
-        return max(1, int(settings.HEATWEB.get("CLOUD_PARALLEL_CALLS", 8)))
-
-    def __init__(self, connection=None):
-        self._connection = connection
-        self._lock = threading.Lock()
-        self._ids = {}  # (finder, name) -> (id, found at), see _looked_up
-        self._lookup_lock = threading.Lock()
-
-    def _looked_up(self, finder, name):
-        """The id of the image or flavor ``name`` (a name or an id), looked up at most once a
-        ``LOOKUP_SECONDS``."""
-        key = (finder.__name__, name)
-        # One lookup at a time: a batch's creates, side by side in threads, would each
-        # look the name up at once before the first had stored it.
-        with self._lookup_lock:
-            found = self._ids.get(key)
-            if found is None or time.monotonic() - found[1] > LOOKUP_SECONDS:
-                found = self._ids[key] = (call(finder, name, ignore_missing=False).id,
-                                          time.monotonic())
-            return found[0]
-
-    def find_boot_source(self, kind, name_or_id):
-        finder = self.conn.image.find_image if kind == "image" else \
-            self.conn.compute.find_flavor
-        return self._looked_up(finder, name_or_id)
-
-    def for_stack(self, stack):
-        """In Keystone mode, this cloud in the owner's project through the stack's trust.
-
-        Outside it (or for a stack made without a trust) the driver's own
-        credentials (``OS_CLOUD``) are used. One driver per trust session.
-        """
-        session = session_for_stack(stack) if stack is not None else None
-        if session is None:
-            return self
-        with _by_session_lock:
-            driver = _by_session.get(session)
-            if driver is None:
-                driver = _by_session[session] = _on_session(session)
-            return driver
-
-    def for_user(self, user, project_id):
-        """In Keystone mode, this cloud as the caller (their token, in ``project_id``), as
-        Heat looks a custom constraint's value up in the request's context: what the
-        caller cannot see does not validate, whatever the driver's own credentials see."""
-        session = session_for_user(user, project_id)
-        return self if session is None else _on_session(session)
-
-    def has_service(self, service_type):
-        """Whether the catalog of the driver's own credentials has an endpoint of that type."""
-        try:
-            return bool(self.conn.session.get_endpoint(service_type=service_type,
-                                                       interface="public"))
-        except (ksa_exceptions.EndpointNotFound, ksa_exceptions.CatalogException):
-            return False
-
-    def has_network_extension(self, alias):
-        """Neutron's extension list, asked at most once a ``LOOKUP_SECONDS``."""
-        found = self._ids.get(("extensions",))
-        if found is None or time.monotonic() - found[1] > LOOKUP_SECONDS:
-            aliases = {ext.alias for ext in call(lambda: list(self.conn.network.extensions()))}
-            found = self._ids[("extensions",)] = (aliases, time.monotonic())
-        return alias in found[0]
-
-    @property
-    def conn(self):
-        with self._lock:
-            if self._connection is None:
-                self._connection = openstack.connect(
-                    cloud=settings.HEATWEB.get("OS_CLOUD") or None,
-                    app_name=settings.HEATWEB.get("CLOUD_APP_NAME") or None)
-            return self._connection
-
-    # Servers -----------------------------------------------------------------------
+class ComputeCalls:
+    """Mixin of ``OpenStackCloud``: Nova's servers, flavors and aggregates."""
 
     def _find_server_by_key(self, name, creation_key):
         for server in call(self.conn.compute.servers, details=True,
@@ -193,7 +37,7 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
             if server.status == "ERROR":
                 # The create this key belongs to failed in the cloud: clear
                 # it away and build again.
-                _gone(self.conn.compute.delete_server, server, ignore_missing=True)
+                gone(self.conn.compute.delete_server, server, ignore_missing=True)
                 continue
             if server.status not in GONE_SERVER and server.task_state != "deleting":
                 return server
@@ -207,7 +51,7 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         out = []
         for entry in networks:
             if entry.get("port"):  # an id goes to Nova as it is (Nova refuses a wrong one)
-                out.append({"port": entry["port"] if _is_id(entry["port"]) else call(
+                out.append({"port": entry["port"] if is_id(entry["port"]) else call(
                     self.conn.network.find_port, entry["port"], ignore_missing=False).id})
             elif entry.get("subnet"):
                 port = self._internal_port(entry, security_groups)
@@ -237,7 +81,7 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         share theirs); a name is looked up each time (a network of that name may have been
         made again meanwhile)."""
         value = entry.get("network") or entry.get("uuid")
-        if _is_id(value):
+        if is_id(value):
             return self._looked_up(self.conn.network.find_network, value)
         return call(self.conn.network.find_network, value, ignore_missing=False).id
 
@@ -255,7 +99,7 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
 
     def _delete_internal_ports(self, port_ids):
         for port_id in port_ids:
-            _gone(self.conn.network.delete_port, port_id, ignore_missing=True)
+            gone(self.conn.network.delete_port, port_id, ignore_missing=True)
 
     def server_create(self, *, project_id, name, image, flavor, metadata=None, user_data=None,
                       networks=None, key_name=None, creation_key=None, find_first=True,
@@ -352,13 +196,13 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
                 "availability_zone": server.availability_zone}
 
     def server_get(self, server_id):
-        server = _gone(self.conn.compute.get_server, server_id)
+        server = gone(self.conn.compute.get_server, server_id)
         if server is None or server.status in GONE_SERVER:
             return None
         return self._server_dict(server, self._ports_by_address([server.id]))
 
     def server_status(self, server_id):
-        server = _gone(self.conn.compute.get_server, server_id)
+        server = gone(self.conn.compute.get_server, server_id)
         return "DELETED" if server is None or server.status in GONE_SERVER else server.status
 
     def server_list(self, server_ids):
@@ -406,7 +250,7 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         call(self.conn.compute.confirm_server_resize, server_id)
 
     def _existing_server(self, server_id):
-        server = _gone(self.conn.compute.get_server, server_id)
+        server = gone(self.conn.compute.get_server, server_id)
         if server is None:
             raise CloudNotFound(f"Instance {server_id} could not be found. (HTTP 404)")
         return server
@@ -417,7 +261,7 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         for port in call(lambda: list(self.conn.network.ports(device_id=server_id))):
             if port.description == INTERNAL_PORT:
                 self.server_port_detach(server_id, port.id)
-        _gone(self.conn.compute.delete_server, server_id, ignore_missing=True)
+        gone(self.conn.compute.delete_server, server_id, ignore_missing=True)
 
     def server_interfaces(self, server_id):
         return [{"port": port.id, "network": port.network_id,
@@ -467,10 +311,10 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         call(self.conn.compute.unlock_server, self._existing_server(server_id))
 
     def server_port_detach(self, server_id, port_id):
-        port = _gone(self.conn.network.get_port, port_id)
+        port = gone(self.conn.network.get_port, port_id)
         if port is None or port.device_id != server_id:
             return  # gone, or not (any more) this server's
-        if _gone(self.conn.compute.get_server, server_id) is not None:
+        if gone(self.conn.compute.get_server, server_id) is not None:
             try:
                 call(self.conn.compute.delete_server_interface, port_id, server=server_id)
             except CloudNotFound:
@@ -479,7 +323,7 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         # shows the port free, or its replacement's boot fails "port in use".
         deadline = time.monotonic() + settings.HEATWEB["PORT_DETACH_SECONDS"]
         while time.monotonic() < deadline:
-            port = _gone(self.conn.network.get_port, port_id)
+            port = gone(self.conn.network.get_port, port_id)
             if port is None or not port.device_id:
                 if port is not None and port.description == INTERNAL_PORT:
                     self._delete_internal_ports([port_id])
@@ -488,78 +332,84 @@ class OpenStackCloud(CinderCalls, SwiftBarbicanCalls, ActionCalls, ObjectCalls, 
         raise CloudError(f"Port {port_id} was not detached from server {server_id} within "
                          f"{settings.HEATWEB['PORT_DETACH_SECONDS']} s")
 
-    # Images ------------------------------------------------------------------------
+    # Flavors ---------------------------------------------------------------------------------
 
-    @staticmethod
-    def _image_dict(image):
-        return {"id": image.id, "name": image.name, "status": image.status,
-                "protected": bool(image.is_protected), "visibility": image.visibility,
-                "container_format": image.container_format, "disk_format": image.disk_format,
-                "min_disk": image.min_disk, "min_ram": image.min_ram,
-                "tags": list(image.tags or []), "size": image.size,
-                "location": (image.properties or {}).get("heatweb_location", ""),
-                "checksum": image.checksum, "owner": image.owner_id}
+    def _os_create_flavor(self, *, name, fields, creation_key, find_first):
+        extra_specs = fields.pop("extra_specs", None)
+        tenants = fields.pop("tenants", None)
+        compute = self.conn.compute
+        flavor = call(compute.create_flavor, name=name, **fields)
+        if extra_specs:
+            call(compute.create_flavor_extra_specs, flavor, {
+                k: str(v) for k, v in extra_specs.items()})
+        for tenant in tenants or []:
+            call(compute.flavor_add_tenant_access, flavor, tenant)
+        return flavor.id
 
-    def image_create(self, *, project_id, name, creation_key=None, find_first=True, data=None,
-                     **fields):
-        if creation_key and find_first:
-            for image in call(self.conn.image.images, name=name):
-                if (image.properties or {}).get(KEY_PROPERTY) == creation_key and \
-                        image.status not in ("killed", "deleted", "pending_delete"):
-                    return image.id
-        location = fields.pop("location", None)
-        protected = fields.pop("protected", None)
-        attrs = {k: v for k, v in fields.items() if v is not None}
-        extra = {KEY_PROPERTY: creation_key} if creation_key else {}
-        if location:
-            extra["heatweb_location"] = location
-        web = data is None and location  # Glance downloads it (web-download import)
-        # allow_duplicates: openstacksdk would otherwise return any image of that name.
-        image = call(self.conn.image.create_image, name=name, allow_duplicates=True,
-                     wait=False, **({} if web else {"data": data}), **attrs, **extra)
-        if web:
-            self._web_download(image, location)
-        if protected:
-            call(self.conn.image.update_image, image, is_protected=True)
-        return image.id
+    def _os_get_flavor(self, flavor_id):
+        compute = self.conn.compute
+        flavor = gone(compute.get_flavor, flavor_id)
+        if flavor is None:
+            return None
+        out = flavor.to_dict(headers=False, computed=False)
+        out.pop("location", None)
+        out["extra_specs"] = dict(call(compute.fetch_flavor_extra_specs, flavor).extra_specs
+                                  or {})
+        out["tenants"] = [] if flavor.is_public else [
+            a["tenant_id"] for a in call(compute.get_flavor_access, flavor)]
+        return out
 
-    def _web_download(self, image, location):
-        """Have Glance import the image from ``location``; Glance's refusal (a URI its
-        import filtering does not pass, ...) fails the create, as Heat's image_import
-        does, and the image record goes (openstacksdk's create_image would swallow it and
-        leave the image queued for ever)."""
-        response = call(self.conn.image.post, f"/images/{image.id}/import",
-                        json={"method": {"name": "web-download", "uri": location}})
-        if response.status_code < 400:
+    def _os_update_flavor(self, flavor_id, fields):
+        compute = self.conn.compute
+        current = self._os_get_flavor(flavor_id)
+        if current is None:
+            raise CloudNotFound(f"Flavor {flavor_id} could not be found. (HTTP 404)")
+        if "extra_specs" in fields:
+            wanted = {k: str(v) for k, v in (fields.pop("extra_specs") or {}).items()}
+            for key in set(current["extra_specs"]) - set(wanted):
+                call(compute.delete_flavor_extra_specs_property, flavor_id, key)
+            if wanted:
+                call(compute.create_flavor_extra_specs, flavor_id, wanted)
+        if "tenants" in fields:
+            wanted = set(fields.pop("tenants") or [])
+            for tenant in wanted - set(current["tenants"]):
+                call(compute.flavor_add_tenant_access, flavor_id, tenant)
+            for tenant in set(current["tenants"]) - wanted:
+                call(compute.flavor_remove_tenant_access, flavor_id, tenant)
+        if fields:
+            call(compute.update_flavor, flavor_id, **fields)
+
+    # Aggregates ------------------------------------------------------------------------------
+
+    def _os_create_aggregate(self, *, name, fields, creation_key, find_first):
+        hosts, metadata = fields.pop("hosts", None), fields.pop("metadata", None)
+        aggregate = call(self.conn.compute.create_aggregate, name=name, **fields)
+        self._aggregate_members(aggregate.id, hosts or [], metadata or {})
+        return aggregate.id
+
+    def _aggregate_members(self, aggregate_id, hosts, metadata, current=None):
+        compute = self.conn.compute
+        current = current or {"hosts": [], "metadata": {}}
+        for host in set(hosts) - set(current["hosts"] or []):
+            call(compute.add_host_to_aggregate, aggregate_id, host)
+        for host in set(current["hosts"] or []) - set(hosts):
+            call(compute.remove_host_from_aggregate, aggregate_id, host)
+        cleared = {k: None for k in (current["metadata"] or {}) if k not in metadata}
+        if metadata or cleared:
+            call(compute.set_aggregate_metadata, aggregate_id, {**cleared, **metadata})
+
+    def _os_update_aggregate(self, aggregate_id, fields):
+        current = self.object_get("aggregate", aggregate_id) or {}
+        hosts = fields.pop("hosts", current.get("hosts") or [])
+        metadata = fields.pop("metadata", current.get("metadata") or {})
+        if fields:
+            call(self.conn.compute.update_aggregate, aggregate_id, **fields)
+        self._aggregate_members(aggregate_id, hosts or [], metadata or {}, current)
+
+    def _os_delete_aggregate(self, aggregate_id):
+        current = self.object_get("aggregate", aggregate_id)
+        if current is None:
             return
-        _gone(self.conn.image.delete_image, image, ignore_missing=True)
-        raise CloudError(f"{_glance_words(response.text)} (HTTP {response.status_code})")
-
-    def image_get(self, image_id):
-        image = _gone(self.conn.image.get_image, image_id)
-        return None if image is None or image.status == "deleted" else self._image_dict(image)
-
-    def image_statuses(self, image_ids):
-        """One Glance list call (``id=in:...``) for many images."""
-        ids = list(image_ids)
-        if not ids:
-            return {}
-        found = {image.id: image.status
-                 for image in call(self.conn.image.images, id="in:" + ",".join(ids))}
-        return {i: found.get(i, "deleted") for i in ids}
-
-    def image_update(self, image_id, **fields):
-        image = _gone(self.conn.image.get_image, image_id)
-        if image is None:
-            raise CloudError(f"No image found with ID {image_id} (HTTP 404)")
-        renamed = {"protected": "is_protected"}
-        changes = {renamed.get(k, k): v for k, v in fields.items()
-                   if v is not None and k not in ("location",)}
-        if changes:
-            call(self.conn.image.update_image, image, **changes)
-
-    def image_delete(self, image_id):
-        _gone(self.conn.image.delete_image, image_id, ignore_missing=True)
-
-    def image_protect(self, image_id, protected):
-        self.image_update(image_id, protected=bool(protected))
+        for host in current.get("hosts") or []:
+            call(self.conn.compute.remove_host_from_aggregate, aggregate_id, host)
+        gone(self.conn.compute.delete_aggregate, aggregate_id, ignore_missing=True)

@@ -7,18 +7,18 @@ and delete go through the proxy's own generic ``_create``/``_get``/
 takes its attribute names and the service's names alike). A kind that is
 an action on other objects (a router interface, a role assignment) or
 needs more than one call (a flavor's extra specs) has ``_os_<verb>_<kind>``
-methods in ``stacks.cloud.openstack_actions``.
+methods in the service's module of this package (``network``, ``identity``, ...).
 
 Neutron objects carry their ``creation_key`` as the tag
 ``heatweb-key:<key>`` and a create first looks for it; other services have
 no tags on every kind, so their creates are not found again after a crash.
 """
 import importlib
-import uuid
 from dataclasses import dataclass
 
 from stacks.cloud.driver import CloudError, CloudNotFound
 from stacks.cloud.kinds import kind_of, resolve_refs
+from stacks.cloud.openstack.calls import call, gone, is_id
 
 TAG_PREFIX = "heatweb-key:"
 
@@ -91,14 +91,6 @@ ACTION_KINDS = ("router_interface", "floating_ip_association", "role_assignment"
                 "secret", "order", "secret_container")
 
 
-def _is_id(value):
-    try:
-        uuid.UUID(str(value))
-        return True
-    except ValueError:
-        return False
-
-
 class ObjectCalls:
     """Mixin of ``OpenStackCloud``: the ``object_*`` methods through openstacksdk."""
 
@@ -111,10 +103,8 @@ class ObjectCalls:
 
     def _lookup_id(self, kind, name_or_id):
         """The id of the ``kind`` named (or with id) ``name_or_id``: Heat takes either."""
-        if _is_id(name_or_id):
+        if is_id(name_or_id):
             return name_or_id
-        from stacks.cloud.openstack import _gone, call  # cycle: that module imports this one
-
         _, proxy, cls = self._os_kind(kind)
         items = call(lambda: list(proxy._list(cls, name=name_or_id)))
         if len(items) > 1 and kind == "security_group":
@@ -127,7 +117,7 @@ class ObjectCalls:
                              f"{name_or_id} (HTTP 409)")
         if items:
             return items[0].id
-        if _gone(proxy._get, cls, name_or_id) is not None:  # an id that is not a UUID
+        if gone(proxy._get, cls, name_or_id) is not None:  # an id that is not a UUID
             return name_or_id
         raise CloudNotFound(f"No {kind_of(kind).label.lower()} found for {name_or_id} "
                             f"(HTTP 404)")
@@ -137,17 +127,13 @@ class ObjectCalls:
         one the caller cannot see is not found."""
         spec = kind_of(kind)
         entry, proxy, cls = self._os_kind(kind)
-        if not _is_id(name_or_id) or entry.parent:
+        if not is_id(name_or_id) or entry.parent:
             return self._lookup_id(kind, name_or_id)
-        from stacks.cloud.openstack import _gone  # cycle: that module imports this one
-
-        if _gone(proxy._get, cls, name_or_id) is None:
+        if gone(proxy._get, cls, name_or_id) is None:
             raise CloudNotFound(f"No {spec.label.lower()} found for {name_or_id} (HTTP 404)")
         return name_or_id
 
     def object_search(self, kind, **fields):
-        from stacks.cloud.openstack import call
-
         _, proxy, cls = self._os_kind(kind)
         query = {SDK_QUERY_NAMES.get(k, k): v for k, v in fields.items()}
         return [found.id for found in call(lambda: list(proxy._list(cls, **query)))]
@@ -165,8 +151,6 @@ class ObjectCalls:
 
     def object_create(self, kind, *, project_id, name, creation_key=None, find_first=True,
                       **fields):
-        from stacks.cloud.openstack import call
-
         values = resolve_refs(kind, {k: v for k, v in fields.items() if v is not None},
                               self._lookup_id)
         custom = self._custom("create", kind)
@@ -178,8 +162,6 @@ class ObjectCalls:
 
     def _generic_create(self, kind, *, name, fields, creation_key, find_first):
         """The sdk class's create, fields resolved (found again by its tag when it has one)."""
-        from stacks.cloud.openstack import call
-
         values = dict(fields)
         entry, proxy, cls = self._os_kind(kind)
         if creation_key and find_first and entry.tags:
@@ -196,14 +178,12 @@ class ObjectCalls:
         return created.id
 
     def object_get(self, kind, object_id):
-        from stacks.cloud.openstack import _gone
-
         custom = self._custom("get", kind)
         if custom is not None:
             return custom(object_id)
         entry, proxy, cls = self._os_kind(kind)
         uri, own = self._split(entry, object_id)
-        found = _gone(proxy._get, cls, own, **uri)
+        found = gone(proxy._get, cls, own, **uri)
         return None if found is None else self._as_dict(entry, found)
 
     @staticmethod
@@ -213,8 +193,6 @@ class ObjectCalls:
         return out
 
     def object_update(self, kind, object_id, **fields):
-        from stacks.cloud.openstack import call
-
         fields = resolve_refs(kind, fields, self._lookup_id)
         custom = self._custom("update", kind)
         if custom is not None:
@@ -222,8 +200,6 @@ class ObjectCalls:
         return self._generic_update(kind, object_id, fields)
 
     def _generic_update(self, kind, object_id, fields):
-        from stacks.cloud.openstack import call
-
         entry, proxy, cls = self._os_kind(kind)
         uri, own = self._split(entry, object_id)
         if fields:
@@ -231,12 +207,10 @@ class ObjectCalls:
         return None
 
     def object_delete(self, kind, object_id):
-        from stacks.cloud.openstack import _gone
-
         custom = self._custom("delete", kind)
         if custom is not None:
             return custom(object_id)
         entry, proxy, cls = self._os_kind(kind)
         uri, own = self._split(entry, object_id)
-        _gone(proxy._delete, cls, own, ignore_missing=True, **uri)
+        gone(proxy._delete, cls, own, ignore_missing=True, **uri)
         return kind_of(kind).service == "network"  # Neutron deletes before it answers

@@ -1,20 +1,17 @@
-"""What Nova's and Keystone's kinds do in the simulated cloud beyond storing their fields.
+"""What Keystone's kinds do in the simulated cloud beyond storing their fields.
 
-Flavors take Nova's defaults and an id of their own choice; a key pair is
-known by its name; a quota is its project's; a role assignment names its
-actor (user or group), role and target (project or domain); deleting a
-user, group, project or role takes its role assignments with it, as in
-Keystone. Passwords are never shown again. The roles Keystone's bootstrap makes
-(admin, member, reader) and the catalog's region (RegionOne) are there in every
-cloud: made on first use.
+A role assignment names its actor (user or group), role and target
+(project or domain); deleting a user, group, project or role takes its role
+assignments with it, as in Keystone. Passwords are never shown again. The
+roles Keystone's bootstrap makes (admin, member, reader) and the catalog's
+region (RegionOne) are there in every cloud: made on first use.
 """
 import uuid
-from functools import partialmethod
 
 from django.conf import settings
 
 from stacks.cloud.driver import CloudError
-from stacks.cloud.simulated_objects import live
+from stacks.cloud.simulated.objects import live
 
 
 BOOTSTRAP_ROLES = ("admin", "member", "reader")
@@ -25,8 +22,8 @@ def bootstrap_region():
     return settings.HEATWEB.get("OS_REGION") or "RegionOne"
 
 
-class SimulatedServices:
-    """Mixin of ``SimulatedCloud``: the Nova and Keystone kinds' hooks."""
+class SimulatedKeystone:
+    """Mixin of ``SimulatedCloud``: the Keystone kinds' hooks."""
 
     def _lookup_id(self, kind, name_or_id, project_id=None):
         if kind == "role" and name_or_id in BOOTSTRAP_ROLES \
@@ -39,40 +36,6 @@ class SimulatedServices:
                                 fields={"project_id": "", **self._complete_region(
                                     {"id": name_or_id}, "")})
         return super()._lookup_id(kind, name_or_id, project_id)
-
-    # Nova ----------------------------------------------------------------------------------
-
-    def _complete_flavor(self, fields, project_id):
-        flavor_id = str(fields.pop("id", "") or uuid.uuid4())
-        if live("flavor", pk=flavor_id).exists():
-            raise CloudError(f"Flavor with ID {flavor_id} already exists. (HTTP 409)")
-        return {"disk": 0, "swap": 0, "ephemeral": 0, "rxtx_factor": 1.0, "is_public": True,
-                "extra_specs": {}, "tenants": [], "description": None, **fields,
-                "id": flavor_id}
-
-    def _complete_keypair(self, fields, project_id):
-        name_taken = live("keypair", pk=fields.get("name")).exists()
-        if name_taken:
-            raise CloudError(f"Key pair '{fields.get('name')}' already exists. (HTTP 409)")
-        return {"type": "ssh", **fields, "id": fields.get("name")}
-
-    def _complete_server_group(self, fields, project_id):
-        return {"policies": ["anti-affinity"], "members": [], "metadata": {}, **fields}
-
-    def _complete_aggregate(self, fields, project_id):
-        return {"hosts": [], "metadata": {}, "availability_zone": None, **fields}
-
-    def _complete_quota(self, fields, project_id, kind="quota"):
-        project = fields.get("project") or project_id
-        for older in live(kind, fields__project=project):  # one quota set per project
-            self.sim_row_delete(older)
-        return {**fields, "project": project}
-
-    # Cinder's and Octavia's quota sets: one per project too.
-    _complete_volume_quota = partialmethod(_complete_quota, kind="volume_quota")
-    _complete_lb_quota = partialmethod(_complete_quota, kind="lb_quota")
-
-    # Keystone ------------------------------------------------------------------------------
 
     def _complete_project(self, fields, project_id):
         return {"domain_id": "default", "enabled": True, "description": "", "tags": [],

@@ -3,7 +3,7 @@
 The row keeps the service's own fields; create, get, update and delete are
 written once here. A kind behaves differently only where a template can
 tell, through optional hooks a mixin defines by name
-(``stacks.cloud.simulated_neutron``, ``simulated_services``):
+(one module per service in this package: ``network``, ``identity``, ...):
 
 - ``_complete_<kind>(fields, project_id)``: the fields a new object gets
   (defaults, an address from a subnet), or CloudError as the service refuses;

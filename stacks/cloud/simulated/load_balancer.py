@@ -10,7 +10,7 @@ balancer only; a pool has one health monitor.
 import uuid
 
 from stacks.cloud.driver import CloudError
-from stacks.cloud.simulated_objects import live
+from stacks.cloud.simulated.objects import live
 
 ACTIVE = {"provisioning_status": "ACTIVE", "operating_status": "ONLINE",
           "admin_state_up": True}

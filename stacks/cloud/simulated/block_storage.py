@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from stacks.cloud.driver import CloudError
 from stacks.cloud.models import SimServer
-from stacks.cloud.simulated_objects import live, not_found
+from stacks.cloud.simulated.objects import live, not_found
 
 IN_USE_REFUSAL = (
     "Invalid volume: Volume status must be available or error or error_restoring or "
@@ -44,7 +44,7 @@ def _attachments_of_volume(volume_id):
 
 
 class SimulatedCinder:
-    """Mixin of ``SimulatedCloud``: the Cinder kinds' hooks (see ``simulated_objects``)."""
+    """Mixin of ``SimulatedCloud``: the Cinder kinds' hooks (see ``objects``)."""
 
     # Volumes -----------------------------------------------------------------------------
 

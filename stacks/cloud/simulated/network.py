@@ -14,7 +14,7 @@ import uuid
 
 from stacks.cloud.driver import CloudError, CloudNotFound
 from stacks.cloud.models import SimObject
-from stacks.cloud.simulated_objects import live, not_found
+from stacks.cloud.simulated.objects import live, not_found
 
 ROUTER_INTERFACE = "network:router_interface"
 ROUTER_GATEWAY = "network:router_gateway"
@@ -29,7 +29,7 @@ def _uses_subnet(port, subnet_id):
 
 
 class SimulatedNeutron:
-    """Mixin of ``SimulatedCloud``: the Neutron kinds' hooks (see ``simulated_objects``)."""
+    """Mixin of ``SimulatedCloud``: the Neutron kinds' hooks (see ``objects``)."""
 
     def _lookup_id(self, kind, name_or_id, project_id=None):
         if kind == "security_group" and name_or_id == "default":

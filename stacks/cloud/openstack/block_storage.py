@@ -1,35 +1,23 @@
 """Cinder's kinds on a real cloud, where one sdk call per verb does not do.
 
 The plain kinds (volume, snapshot, volume type, QoS specs) are rows of
-``OS_KINDS`` (``stacks.cloud.openstack_objects``); here are the calls that
+``OS_KINDS`` (``stacks.cloud.openstack.objects``); here are the calls that
 differ: a volume made from an image named by name, resized (``extend``, also
 while attached), retyped and made read-only by Cinder's actions; a volume
 type's extra specs changed key by key; a type's encryption read by its type;
 QoS specs associated with a type; a volume attached to a server through Nova
 (``os-volume_attachments``: id ``<server id>/<volume id>``).
 """
-from stacks.cloud.driver import CloudError, CloudNotFound
+from stacks.cloud.driver import CloudNotFound
+from stacks.cloud.openstack.calls import call, gone, raise_for
 
 
-def _call():
-    from stacks.cloud.openstack import _gone, call  # cycle: that module imports this one
-
-    return call, _gone
-
-
-def _raise_for(response):
-    if response.status_code >= 400:
-        raise CloudError(f"{response.text.strip()} (HTTP {response.status_code})")
-    return response
-
-
-class CinderCalls:
+class BlockStorageCalls:
     """Mixin of ``OpenStackCloud``: ``_os_<verb>_<kind>`` methods of Cinder's kinds."""
 
     # Volumes -------------------------------------------------------------------------------
 
     def _os_create_volume(self, *, name, fields, creation_key, find_first):
-        call, _ = _call()
         values = dict(fields)
         if values.get("imageRef"):
             values["imageRef"] = self._looked_up(self.conn.image.find_image, values["imageRef"])
@@ -42,12 +30,10 @@ class CinderCalls:
         return volume_id
 
     def volume_wait_available(self, volume_id):
-        call, _ = _call()
         call(self.conn.block_storage.wait_for_status, self.conn.block_storage.get_volume(
             volume_id), "available", failures=["error"], interval=0.5, wait=120)
 
     def _os_update_volume(self, object_id, fields):
-        call, _ = _call()
         fields = dict(fields)
         storage = self.conn.block_storage
         size = fields.pop("size", None)
@@ -65,7 +51,6 @@ class CinderCalls:
     # Volume types --------------------------------------------------------------------------
 
     def _os_update_volume_type(self, object_id, fields):
-        call, _ = _call()
         fields = dict(fields)
         storage = self.conn.block_storage
         if "extra_specs" in fields:
@@ -80,7 +65,6 @@ class CinderCalls:
             self._generic_update("volume_type", object_id, fields)
 
     def _os_get_volume_type_encryption(self, object_id):
-        _, gone = _call()
         type_id, _, encryption_id = str(object_id).partition("/")
         found = gone(self.conn.block_storage.get_type_encryption, type_id)
         if found is None or not found.encryption_id or found.encryption_id != encryption_id:
@@ -90,7 +74,6 @@ class CinderCalls:
         return {**found.to_dict(computed=False), "id": object_id, "volume_type_id": type_id}
 
     def _os_update_volume_type_encryption(self, object_id, fields):
-        call, _ = _call()
         type_id, _, _ = str(object_id).partition("/")
         encryption = call(self.conn.block_storage.get_type_encryption, type_id)
         call(self.conn.block_storage.update_type_encryption, encryption, **fields)
@@ -98,26 +81,24 @@ class CinderCalls:
     # QoS specs: Cinder takes the specs as keys beside the name -----------------------------
 
     def _os_create_qos_specs(self, *, name, fields, creation_key, find_first):
-        call, _ = _call()
         body = {"name": name, **(fields.get("specs") or {})}
         if fields.get("consumer"):
             body["consumer"] = fields["consumer"]
         response = call(self._qos_session().post, "/qos-specs", json={"qos_specs": body})
-        _raise_for(response)
+        raise_for(response)
         return response.json()["qos_specs"]["id"]
 
     def _os_update_qos_specs(self, object_id, fields):
-        call, _ = _call()
         if "specs" not in fields:
             return
         wanted = fields["specs"] or {}
         have = (self.object_get("qos_specs", object_id) or {}).get("specs") or {}
         stale = [key for key in have if key not in wanted]
         if stale:
-            _raise_for(call(self._qos_session().put, f"/qos-specs/{object_id}/delete_keys",
+            raise_for(call(self._qos_session().put, f"/qos-specs/{object_id}/delete_keys",
                             json={"keys": stale}))
         if wanted:
-            _raise_for(call(self._qos_session().put, f"/qos-specs/{object_id}",
+            raise_for(call(self._qos_session().put, f"/qos-specs/{object_id}",
                             json={"qos_specs": wanted}))
 
     # QoS specs associated with a type ------------------------------------------------------
@@ -126,14 +107,12 @@ class CinderCalls:
         return self.conn.block_storage
 
     def _os_create_qos_association(self, *, name, fields, creation_key, find_first):
-        call, _ = _call()
         qos, vtype = fields["qos_specs_id"], fields["volume_type_id"]
-        _raise_for(call(self._qos_session().get,
+        raise_for(call(self._qos_session().get,
                         f"/qos-specs/{qos}/associate?vol_type_id={vtype}"))
         return f"{qos}/{vtype}"
 
     def _os_get_qos_association(self, object_id):
-        call, _ = _call()
         qos, _, vtype = str(object_id).partition("/")
         response = call(self._qos_session().get, f"/qos-specs/{qos}/associations")
         if response.status_code == 404:
@@ -143,14 +122,12 @@ class CinderCalls:
             else None
 
     def _os_delete_qos_association(self, object_id):
-        call, _ = _call()
         qos, _, vtype = str(object_id).partition("/")
         call(self._qos_session().get, f"/qos-specs/{qos}/disassociate?vol_type_id={vtype}")
 
     # Attachments through Nova --------------------------------------------------------------
 
     def _os_create_volume_attachment(self, *, name, fields, creation_key, find_first):
-        call, gone = _call()
         server, volume = fields["server_id"], fields["volume_id"]
         if find_first and gone(self.conn.compute.get_volume_attachment, server, volume):
             return f"{server}/{volume}"
@@ -159,7 +136,6 @@ class CinderCalls:
         return f"{server}/{volume}"
 
     def _os_get_volume_attachment(self, object_id):
-        _, gone = _call()
         server, _, volume = str(object_id).partition("/")
         found = gone(self.conn.compute.get_volume_attachment, server, volume)
         if found is None:
@@ -168,7 +144,6 @@ class CinderCalls:
                 "device": found.device}
 
     def _os_delete_volume_attachment(self, object_id):
-        call, _ = _call()
         server, _, volume = str(object_id).partition("/")
         try:
             call(self.conn.compute.delete_volume_attachment, server, volume)
