@@ -90,6 +90,48 @@ def test_snapshot_commands(member, stack):
     assert missing.returncode == 1 and "not found" in missing.stderr
 
 
+HIDDEN_MARKER = "hidden-snap-4e1f0"
+
+
+def test_snapshot_create_answers_as_heat_and_no_snapshot_answer_shows_a_hidden_value(
+        member, tmp_path):
+    """The create answers Heat's new snapshot row (IN_PROGRESS, no data yet); the taken
+    snapshot's data has the hidden parameter masked; the restore still uses its value."""
+    template = {"heat_template_version": "2016-10-14",
+                "parameters": {"secret": {"type": "string", "hidden": True},
+                               "same": {"type": "string", "hidden": True}},
+                "conditions": {"kept": {"equals": [{"get_param": "secret"},
+                                                   {"get_param": "same"}]}},
+                "resources": {"marker": {"type": "OS::Heat::TestResource", "properties": {
+                    "value": {"if": ["kept", "yes", "no"]}}}},
+                "outputs": {"kept": {"value": {"get_attr": ["marker", "output"]}}}}
+    (tmp_path / "h.yaml").write_text(json.dumps(template))
+    name = f"oschs{uuid.uuid4().hex[:6]}"
+    cli(member, "stack", "create", "-t", str(tmp_path / "h.yaml"), "--wait", name,
+        "--parameter", f"secret={HIDDEN_MARKER}", "--parameter", f"same={HIDDEN_MARKER}")
+    table = cli(member, "stack", "snapshot", "create", name, "--name", "first").stdout
+    assert HIDDEN_MARKER not in table and "heat_template_version" not in table, table
+    created = cli_json(member, "stack", "snapshot", "create", name, "--name", "second")
+    assert (created["status"], created["data"], created["status_reason"]) == \
+        ("IN_PROGRESS", None, None), created
+    snap_id = created["ID"]
+    for _ in range(200):
+        listed = cli(member, "stack", "snapshot", "list", name, "-f", "json").stdout
+        if all(s["status"] == "COMPLETE" for s in json.loads(listed)):
+            break
+        time.sleep(0.3)
+    assert HIDDEN_MARKER not in listed
+    shown = cli(member, "stack", "snapshot", "show", name, snap_id, "-f", "json").stdout
+    assert HIDDEN_MARKER not in shown
+    data = json.loads(shown)["snapshot"]["data"]
+    assert data["environment"]["parameters"]["secret"] == "******"
+    assert data["template"]["resources"]["marker"]["type"] == "OS::Heat::TestResource"
+    cli(member, "stack", "snapshot", "restore", name, snap_id)
+    _wait(member, name, "RESTORE_COMPLETE")
+    assert cli_json(member, "stack", "output", "show", name, "kept")["output_value"] == "yes"
+    cli(member, "stack", "delete", "--yes", "--wait", name)
+
+
 def test_outputs_failures_signal_and_export(member, stack, tmp_path):
     name = stack["name"]
     outputs = cli_json(member, "stack", "output", "show", name, "--all")
