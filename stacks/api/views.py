@@ -353,7 +353,7 @@ class ResourceSignalApi(StackApiBase):
     def post(self, request, tenant_id, stack_name, stack_id, resource_name):
         stack = self.stack(stack_name, stack_id)
         stack_action(stack, "signal", user=request.user, resource_name=resource_name,
-                     details=request.data if request.data else None)
+                     details=request.data if request.data else None, refuse_when_locked=True)
         return Response(status=status.HTTP_200_OK)
 
 

@@ -167,6 +167,29 @@ def test_resource_signal_completes_a_wait(member, tmp_path):
     cli(member, "stack", "delete", "--yes", "--wait", name)
 
 
+def test_resource_signal_to_a_locked_stack_fails_with_the_locks_message(member, tmp_path):
+    """``openstack stack resource signal`` to a locked stack exits 1 with the lock's answer
+    (409 StackLocked); nothing is signalled, and an event says the signal was not acted on."""
+    template = {"heat_template_version": "2016-10-14", "resources": {
+        "handle": {"type": "OS::Heat::WaitConditionHandle"}}}
+    (tmp_path / "h.yaml").write_text(json.dumps(template))
+    name = f"oscl{uuid.uuid4().hex[:6]}"
+    cli(member, "stack", "create", "-t", str(tmp_path / "h.yaml"), "--wait", name)
+    cli(member, "stack", "lock", name, "--level", "stacks", "--reason", "night freeze",
+        "--wait")
+    done = cli(member, "stack", "resource", "signal", name, "handle", "--data",
+               '{"status": "SUCCESS", "id": "late"}', check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("ERROR: ")]
+    assert "is locked at level stacks" in line and "night freeze" in line, line
+    events = cli(member, "stack", "event", "list", name, "--resource", "handle").stdout
+    assert "signal ignored: stack is locked" in events, events
+    cli(member, "stack", "unlock", name, "--wait")
+    cli(member, "stack", "resource", "signal", name, "handle", "--data",
+        '{"status": "SUCCESS", "id": "late"}')
+    cli(member, "stack", "delete", "--yes", "--wait", name)
+
+
 def test_abandon_and_adopt_commands(member, tmp_path):
     (tmp_path / "t.yaml").write_text(json.dumps(TEMPLATE))
     name = f"osca{uuid.uuid4().hex[:6]}"
