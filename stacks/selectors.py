@@ -408,6 +408,21 @@ def stack_event(stack, event_id):
     return event
 
 
+def event_resource_properties(stack, event):
+    """The properties of the resource an event is about (Heat's event show fills
+    ``resource_properties``): the row with the event's physical id, else the newest of
+    that name; ``{}`` for the stack's own events. heatweb keeps no copy per event, so
+    this is the resource's properties now (the same as at the event unless an update
+    changed them since)."""
+    rows = Resource.objects.filter(stack=stack, name=event.resource_name)
+    if event.physical_resource_id:
+        same = rows.filter(physical_resource_id=event.physical_resource_id).order_by("-id")
+        row = same.first() or rows.order_by("-id").first()
+    else:
+        row = rows.order_by("-id").first()
+    return dict(row.properties_data or {}) if row is not None else {}
+
+
 def resource_metadata_shown(res):
     """A resource's metadata: the template's, and what its type adds (a handle's signals)."""
     return registry.plugin_or_base(res.type).shown_metadata(res)

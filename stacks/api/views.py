@@ -379,5 +379,6 @@ class EventDetailApi(StackApiBase):
         event = selectors.stack_event(stack, event_id)
         if event.resource_name != resource_name:
             raise EntityNotFound(entity="Event", name=event_id)
-        return Response({"event": event_body(event, stack, self.links(), detail=True,
-                                             hidden=hidden_values(stack))})
+        return Response({"event": event_body(
+            event, stack, self.links(), detail=True, hidden=hidden_values(stack),
+            properties=selectors.event_resource_properties(stack, event))})

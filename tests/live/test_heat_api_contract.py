@@ -190,6 +190,17 @@ def test_lists_read_only_the_parameters_heat_knows_as_horizon_sends_them(api, hc
     assert api.error(refused, 400)["message"] == "Invalid filter parameters ['sort_key']"
 
 
+def test_event_show_has_the_resources_properties(api, hc, two):
+    """Heat's event show fills ``resource_properties``; the stack's own events have none."""
+    name, sid = two
+    first = [e for e in hc.events.list(sid, resource_name="first")
+             if e.resource_status == "CREATE_COMPLETE"][0]
+    shown = hc.events.get(sid, "first", first.id)
+    assert shown.resource_properties["value"] == "one", shown.resource_properties
+    stack_event = [e for e in hc.events.list(sid) if e.resource_name == name][0]
+    assert hc.events.get(sid, name, stack_event.id).resource_properties == {}
+
+
 def test_software_config_and_deployment_lists(api):
     made = []
     for i in range(3):
