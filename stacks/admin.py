@@ -6,6 +6,8 @@ from django.contrib import admin, messages
 
 from heatweb.admin import ReadOnlyAdmin
 from heatweb.exceptions import HeatError
+from stacks.admin_masking import HiddenMaskingAdmin, template_hidden_values
+from stacks.hidden import hidden_values, mask
 from stacks.models import Event, LockRecord, RawTemplate, Resource, Stack
 from stacks.services.actions import stack_action
 
@@ -13,7 +15,7 @@ from stacks.services.actions import stack_action
 class ResourceInline(admin.TabularInline):
     model = Resource
     fk_name = "stack"
-    fields = ("name", "type", "state", "physical_resource_id", "engine_id", "status_reason")
+    fields = ("name", "type", "state", "physical_resource_id", "engine_id", "reason")
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -24,6 +26,10 @@ class ResourceInline(admin.TabularInline):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    @admin.display(description="status reason")
+    def reason(self, obj):
+        return mask(obj.status_reason, hidden_values(obj.stack))
 
 
 def _through_the_door(model_admin, request, queryset, action, started):
@@ -37,7 +43,7 @@ def _through_the_door(model_admin, request, queryset, action, started):
 
 
 @admin.register(Stack)
-class StackAdmin(ReadOnlyAdmin):
+class StackAdmin(HiddenMaskingAdmin):
     list_display = ("name", "project", "state", "lock_level", "created_at", "updated_at",
                     "current_traversal")
     list_filter = ("state", "project")
@@ -45,6 +51,9 @@ class StackAdmin(ReadOnlyAdmin):
     readonly_fields = [f.name for f in Stack._meta.fields]
     inlines = [ResourceInline]
     actions = ["delete_stacks", "unlock_stacks"]
+
+    def hidden_stacks(self, obj):
+        return [obj]
 
     @admin.action(description="Delete the selected stacks (and their resources)")
     def delete_stacks(self, request, queryset):
@@ -56,7 +65,7 @@ class StackAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Resource)
-class ResourceAdmin(ReadOnlyAdmin):
+class ResourceAdmin(HiddenMaskingAdmin):
     list_display = ("name", "type", "stack", "state", "engine_id", "atomic_key", "updated_at")
     list_filter = ("state", "type")
     search_fields = ("name", "physical_resource_id", "stack__name")
@@ -64,11 +73,16 @@ class ResourceAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Event)
-class EventAdmin(ReadOnlyAdmin):
+class EventAdmin(HiddenMaskingAdmin):
     list_display = ("created_at", "stack", "resource_name", "resource_action",
-                    "resource_status", "resource_status_reason")
+                    "resource_status", "reason")
     list_filter = ("resource_action", "resource_status")
+    list_select_related = ("stack",)
     readonly_fields = [f.name for f in Event._meta.fields]
+
+    @admin.display(description="resource status reason")
+    def reason(self, obj):
+        return self.masked(obj, obj.resource_status_reason)
 
 
 @admin.register(LockRecord)
@@ -81,6 +95,13 @@ class LockRecordAdmin(ReadOnlyAdmin):
 
 
 @admin.register(RawTemplate)
-class RawTemplateAdmin(ReadOnlyAdmin):
+class RawTemplateAdmin(HiddenMaskingAdmin):
     list_display = ("id", "created_at")
     readonly_fields = [f.name for f in RawTemplate._meta.fields]
+
+    def hidden_stacks(self, obj):
+        return list(Stack.objects.filter(raw_template=obj)) + \
+            list(Stack.objects.filter(prev_raw_template=obj))
+
+    def own_hidden_values(self, obj):
+        return template_hidden_values(obj)

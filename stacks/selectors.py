@@ -162,9 +162,8 @@ def stack_list(project, *, params):
                                             if s.startswith(f"{value.upper()}_")])}[key]
         qs = qs.filter(cond)
     qs = qs.filter(tag_filter(params))
-    sort_key = STACK_SORT_KEYS.get(params.get("sort_keys") or "creation_time")
-    if sort_key is None:
-        raise BadRequest(f"Sort key {params.get('sort_keys')} is not supported.")
+    sort_key = (sort_columns(_values(params, "sort_keys"), STACK_SORT_KEYS) or
+                ["created_at"])[0]
     direction = params.get("sort_dir") or "desc"
     if direction not in ("asc", "desc"):
         raise BadRequest(f"Unknown sort direction {direction}, must be 'desc' or 'asc'.")
@@ -302,15 +301,21 @@ def stack_resource(stack, name):
 RESOURCE_FILTERS = ("type", "status", "name", "action", "id", "physical_resource_id")
 RESOURCE_LIST_PARAMS = (*RESOURCE_FILTERS, "nested_depth", "with_detail")
 EVENT_FILTERS = ("resource_action", "resource_status", "resource_name", "resource_type")
-EVENT_LIST_PARAMS = (*EVENT_FILTERS, "sort_keys", "sort_dir", "limit", "marker",
-                     "nested_depth")
 EVENT_SORT_KEYS = {"event_time": "created_at", "resource_type": "resource_type",
                    "resource_name": "resource_name", "resource_action": "resource_action",
                    "resource_status": "resource_status"}
 
 
+def sort_columns(keys, mapping):
+    """The columns of the sort keys a list knows, in order; the others are dropped, as
+    Heat's ``_get_sort_keys`` drops them (``sort_keys=colour`` is the default order)."""
+    return [mapping[part.strip()] for key in keys for part in key.split(",")
+            if part.strip() in mapping]
+
+
 def check_list_params(params, known):
-    """400 for a query parameter the list does not know (Heat's resource list does this)."""
+    """400 for a query parameter the list does not know. Only Heat's resource list does
+    this; its other lists read the parameters they know and ignore the rest."""
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise BadRequest(f"Invalid filter parameters {unknown}")
@@ -356,7 +361,6 @@ def nested_stack_tree(stack, depth):
 def stack_events(stack, *, params, resource_name=None):
     """Events of the stack (and of its nested stacks to ``nested_depth``) after Heat's
     filters, sort keys and marker/limit paging; each event's ``stack`` is set."""
-    check_list_params(params, EVENT_LIST_PARAMS)
     depth = param_int(params.get("nested_depth"), "nested_depth", default=0)
     if depth < 0:
         raise BadRequest("nested_depth must not be negative.")
@@ -368,14 +372,9 @@ def stack_events(stack, *, params, resource_name=None):
         values = _values(params, key)
         if values:
             qs = qs.filter(**{f"{key}__in": values})
-    keys = []
-    for key in _values(params, "sort_keys"):
-        for part in key.split(","):
-            if part.strip() not in EVENT_SORT_KEYS:
-                raise BadRequest(f"Sort key {part.strip()} is not supported: use one of "
-                                 f"{', '.join(EVENT_SORT_KEYS)}.")
-            keys.append(EVENT_SORT_KEYS[part.strip()])
-    keys = [*keys, "id"]
+    # Heat's event list reads only the parameters it knows (heat-dashboard always
+    # sends sort_key=event_time, which Heat ignores) and drops unknown sort keys.
+    keys = [*sort_columns(_values(params, "sort_keys"), EVENT_SORT_KEYS), "id"]
     direction = params.get("sort_dir") or "asc"
     if direction not in ("asc", "desc"):
         raise BadRequest(f"Unknown sort direction {direction}, must be 'desc' or 'asc'.")
@@ -407,6 +406,21 @@ def stack_event(stack, event_id):
     if event is None:
         raise EntityNotFound(entity="Event", name=event_id)
     return event
+
+
+def event_resource_properties(stack, event):
+    """The properties of the resource an event is about (Heat's event show fills
+    ``resource_properties``): the row with the event's physical id, else the newest of
+    that name; ``{}`` for the stack's own events. heatweb keeps no copy per event, so
+    this is the resource's properties now (the same as at the event unless an update
+    changed them since)."""
+    rows = Resource.objects.filter(stack=stack, name=event.resource_name)
+    if event.physical_resource_id:
+        same = rows.filter(physical_resource_id=event.physical_resource_id).order_by("-id")
+        row = same.first() or rows.order_by("-id").first()
+    else:
+        row = rows.order_by("-id").first()
+    return dict(row.properties_data or {}) if row is not None else {}
 
 
 def resource_metadata_shown(res):

@@ -6,7 +6,6 @@ from heatweb.api import TenantAPIView
 from heatweb.exceptions import BadRequest
 from softwareconfig import services
 from softwareconfig.services import config_body
-from stacks.selectors import check_list_params
 from stacks.services.actions import deployment_action
 
 
@@ -29,7 +28,6 @@ def _optional(body, name, kind, label):
 
 class SoftwareConfigListApi(TenantAPIView):
     def get(self, request, tenant_id):
-        check_list_params(request.query_params, ("limit", "marker"))
         rows = services.config_list(self.project, limit=request.query_params.get("limit"),
                                     marker=request.query_params.get("marker"))
         return Response({"software_configs": [config_body(r, with_config=False) for r in rows]})
@@ -56,7 +54,6 @@ class SoftwareConfigApi(TenantAPIView):
 
 class SoftwareDeploymentListApi(TenantAPIView):
     def get(self, request, tenant_id):
-        check_list_params(request.query_params, ("server_id",))
         rows = services.deployment_list(self.project,
                                         server_id=request.query_params.get("server_id"))
         return Response({"software_deployments": [deployment_body(r) for r in rows]})

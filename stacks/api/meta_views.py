@@ -3,58 +3,14 @@ from rest_framework.response import Response
 
 from heatweb.api import TenantAPIView, param_bool
 from heatweb.exceptions import EntityNotFound, UserParameterMissing
+from stacks import catalog
 from stacks.hot import SUPPORTED_VERSIONS
 from stacks.hot.parameters import TYPES
-from stacks.hot.versions import functions_of
 from stacks.resources import registry
-from stacks.resources.unavailable import refuse_unavailable, type_available
+from stacks.resources.unavailable import refuse_unavailable
 from stacks.services.validation import template_validate
 
 VERSION = "heatweb-1.0"
-FUNCTIONS = {
-    "get_param": "A function for resolving parameter references.",
-    "get_resource": "A function for resolving resource references.",
-    "get_attr": "A function for resolving resource attributes.",
-    "get_file": "A function for including a file inline.",
-    "str_replace": "A function for performing string substitutions.",
-    "str_replace_strict": "A function for performing string substitutions.",
-    "str_replace_vstrict": "A function for performing string substitutions.",
-    "list_join": "A function for joining strings.",
-    "map_merge": "A function for merging maps.",
-    "str_split": "A function for splitting strings.",
-    "repeat": "A function for iterating over a list of items.",
-    "digest": "A function for performing digest operations.",
-    "resource_facade": "A function for retrieving data in a parent provider template.",
-    "map_replace": "A function for performing substitutions on maps.",
-    "yaql": "A function for executing a yaql expression.",
-    "if": "A function to return corresponding value based on condition evaluation.",
-    "filter": "A function for filtering out values from lists.",
-    "make_url": "A function for performing substitutions on maps.",
-    "list_concat": "A function for extending lists.",
-    "list_concat_unique": "A function for extending lists with unique items.",
-    "contains": "A function for checking whether specific value is in sequence.",
-    "equals": "A function for comparing whether two values are equal.",
-    "not": "A function acts as a NOT operator.",
-    "and": "A function acts as an AND operator.",
-    "or": "A function acts as an OR operator.",
-    "Ref": "A function for resolving parameters or resource references.",
-    "Fn::GetAZs": "A function for retrieving the availability zones.",
-    "Fn::Select": "A function for selecting an item from a list or map.",
-    "Fn::Join": "A function for joining strings.",
-    "Fn::Split": "A function for splitting delimited strings into a list.",
-    "Fn::Replace": "A function for performing string substitutions.",
-    "Fn::Base64": "A placeholder function for converting to base64.",
-    "Fn::MemberListToMap": "A function to convert lists with enumerated keys and values "
-                           "to mapping.",
-    "Fn::ResourceFacade": "A function for retrieving data in a parent provider template.",
-    "Fn::FindInMap": "A function for resolving keys in the template mappings.",
-    "Fn::GetAtt": "A function for resolving resource attributes.",
-    "Fn::If": "A function to return corresponding value based on condition evaluation.",
-    "Fn::Equals": "A function for comparing whether two values are equal.",
-    "Fn::Not": "A function that acts as a NOT operator on a condition.",
-    "Fn::And": "A function that acts as an AND operator on conditions.",
-    "Fn::Or": "A function that acts as an OR operator on conditions.",
-}
 
 
 class ValidateApi(TenantAPIView):
@@ -75,38 +31,24 @@ class TemplateVersionListApi(TenantAPIView):
 
 class TemplateFunctionListApi(TenantAPIView):
     def get(self, request, tenant_id, template_version):
-        known = {v["version"] for v in SUPPORTED_VERSIONS}
-        known |= {a for v in SUPPORTED_VERSIONS for a in v.get("aliases", [])}
-        if template_version not in known:
-            raise EntityNotFound(entity="Template version", name=template_version)
-        table = functions_of(template_version)
-        names = set(table.functions)
-        if request.query_params.get("with_condition_func") in ("true", "True", "1"):
-            names |= table.conditions
-        return Response({"template_functions": [
-            {"functions": name, "description": FUNCTIONS.get(name, "")}
-            for name in sorted(names)]})
+        conditions = request.query_params.get("with_condition_func") in ("true", "True", "1")
+        return Response({"template_functions": catalog.template_functions(
+            template_version, with_conditions=conditions)})
 
 
 class ResourceTypeListApi(TenantAPIView):
     def get(self, request, tenant_id):
-        names = [n for n in registry.list_types() if type_available(n)]
-        query = request.query_params.get("name")
-        if query:
-            names = [n for n in names if query in n]
+        names = catalog.resource_types(request.query_params.get("name"))
         if request.query_params.get("with_description") in ("true", "True", "1"):
             return Response({"resource_types": [
-                {"resource_type": n, "description": (registry.get_plugin(n).__doc__ or "").strip()}
+                {"resource_type": n, "description": catalog.resource_type_description(n)}
                 for n in names]})
         return Response({"resource_types": names})
 
 
 class ResourceTypeApi(TenantAPIView):
     def get(self, request, tenant_id, type_name):
-        refuse_unavailable(type_name)
-        if not registry.has_type(type_name):
-            raise EntityNotFound(entity="Resource Type", name=type_name)
-        return Response(registry.get_plugin(type_name).schema_doc())
+        return Response(catalog.resource_type_schema(type_name))
 
 
 class ResourceTypeTemplateApi(TenantAPIView):

@@ -133,9 +133,11 @@ def resource_body(res, links, *, required_by=(), with_attributes=False, nested_n
     return body
 
 
-def event_body(event, stack, links, *, detail=False, root=None, hidden=frozenset()):
+def event_body(event, stack, links, *, detail=False, root=None, hidden=frozenset(),
+               properties=None):
     """Heat's event; ``root`` (the stack listed, when nested events are listed too) adds
-    the ``root_stack`` link by which heatclient knows the API lists nested events."""
+    the ``root_stack`` link by which heatclient knows the API lists nested events;
+    ``properties`` are the resource's (the detail's ``resource_properties``)."""
     body = {
         "id": str(event.uuid), "event_time": heat_time(event.created_at),
         "resource_name": event.resource_name, "logical_resource_id": event.resource_name,
@@ -152,7 +154,7 @@ def event_body(event, stack, links, *, detail=False, root=None, hidden=frozenset
         body["links"].append({"href": links.stack(root), "rel": "root_stack"})
     if detail:
         body["resource_type"] = event.resource_type
-        body["resource_properties"] = {}
+        body["resource_properties"] = mask(properties or {}, hidden)
     return body
 
 

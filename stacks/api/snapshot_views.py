@@ -12,35 +12,42 @@ from heatweb.exceptions import BadRequest
 from heatweb.models import Role
 from stacks.api.representations import heat_time
 from stacks.api.views import StackApiBase
+from stacks.hidden import hidden_values, mask
 from stacks.services import snapshots
 from stacks.services.actions import stack_action
 
 
-def snapshot_body(snapshot):
-    """Heat's ``format_snapshot``."""
+def snapshot_body(snapshot, hidden):
+    """Heat's ``format_snapshot``. Heat's snapshot row has no data until the snapshot is
+    taken, so the create (and any show while IN_PROGRESS) answers ``data: null``; once
+    taken, the stack's hidden parameter values are masked in it (``hidden``), as
+    everywhere else: the stored data keeps them for a restore."""
+    data = None if snapshot.status == "IN_PROGRESS" else mask(snapshot.data, hidden)
     return {"id": str(snapshot.pk), "name": snapshot.name or None, "action": snapshot.action,
-            "status": snapshot.status, "status_reason": snapshot.status_reason,
-            "data": snapshot.data, "creation_time": heat_time(snapshot.created_at)}
+            "status": snapshot.status, "status_reason": snapshot.status_reason or None,
+            "data": data, "creation_time": heat_time(snapshot.created_at)}
 
 
 class SnapshotListApi(StackApiBase):
     def get(self, request, tenant_id, stack_name, stack_id):
         stack = self.stack(stack_name, stack_id)
-        return Response({"snapshots": [snapshot_body(s) for s in stack.snapshots.all()]})
+        hidden = hidden_values(stack)
+        return Response({"snapshots": [snapshot_body(s, hidden) for s in stack.snapshots.all()]})
 
     def post(self, request, tenant_id, stack_name, stack_id):
         name = self.body().get("name")
         if name is not None and (not isinstance(name, str) or len(name) > 255):
             raise BadRequest("The snapshot name must be a string of at most 255 characters.")
-        snapshot = stack_action(self.stack(stack_name, stack_id), "snapshot",
-                                user=request.user, name=name)
-        return Response(snapshot_body(snapshot))
+        stack = self.stack(stack_name, stack_id)
+        snapshot = stack_action(stack, "snapshot", user=request.user, name=name)
+        return Response(snapshot_body(snapshot, hidden_values(stack)))
 
 
 class SnapshotApi(StackApiBase):
     def get(self, request, tenant_id, stack_name, stack_id, snapshot_id):
         stack = self.stack(stack_name, stack_id)
-        return Response({"snapshot": snapshot_body(snapshots.snapshot_get(stack, snapshot_id))})
+        return Response({"snapshot": snapshot_body(snapshots.snapshot_get(stack, snapshot_id),
+                                                   hidden_values(stack))})
 
     def delete(self, request, tenant_id, stack_name, stack_id, snapshot_id):
         stack = self.stack(stack_name, stack_id)

@@ -333,7 +333,7 @@ class ResourceSignalApi(StackApiBase):
     def post(self, request, tenant_id, stack_name, stack_id, resource_name):
         stack = self.stack(stack_name, stack_id)
         stack_action(stack, "signal", user=request.user, resource_name=resource_name,
-                     details=request.data if request.data else None)
+                     details=request.data if request.data else None, refuse_when_locked=True)
         return Response(status=status.HTTP_200_OK)
 
 
@@ -359,5 +359,6 @@ class EventDetailApi(StackApiBase):
         event = selectors.stack_event(stack, event_id)
         if event.resource_name != resource_name:
             raise EntityNotFound(entity="Event", name=event_id)
-        return Response({"event": event_body(event, stack, self.links(), detail=True,
-                                             hidden=hidden_values(stack))})
+        return Response({"event": event_body(
+            event, stack, self.links(), detail=True, hidden=hidden_values(stack),
+            properties=selectors.event_resource_properties(stack, event))})

@@ -1,8 +1,9 @@
 """The launch page's first step (the template and environment) and the lock form."""
+import re
+
 from django import forms
 from django.conf import settings
 
-from heatweb.api import STACK_NAME_RE
 from stacks.models.states import LOCK_MODES
 from stacks.services.locking import LEVELS
 
@@ -45,11 +46,16 @@ def _text(upload, what):
         raise forms.ValidationError(f"The {what} file is not UTF-8 text.") from None
 
 
+NAME_CHARACTERS = re.compile(r"\A[a-zA-Z][a-zA-Z0-9_.-]*\Z")
+
+
 class LaunchSourceForm(forms.Form):
     """Stack name, template and environment: pasted, or uploaded (an upload wins)."""
 
+    # The characters only: the length is max_length's to refuse (the API's STACK_NAME_RE
+    # bounds both, so a long name of letters got the characters' message too).
     stack_name = forms.RegexField(
-        regex=STACK_NAME_RE, max_length=255, label="Stack name",
+        regex=NAME_CHARACTERS, max_length=255, label="Stack name",
         error_messages={"invalid": 'Use letters, digits and "_-.", starting with a letter.'})
     template = forms.CharField(
         required=False, label="Template (HOT, YAML or JSON)",

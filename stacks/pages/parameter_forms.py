@@ -11,6 +11,7 @@ from django import forms
 from heatweb.exceptions import HeatError, ImmutableParameterModified
 from stacks.definitions import definition_cache, normalize_environment, parse_template, \
     update_definition
+from stacks.pages.hidden_carry import FIELD as CARRY_FIELD, seal, unseal
 from stacks.services.parameters import check_immutable_parameters
 
 
@@ -34,13 +35,14 @@ def _field(schema, *, immutable_note):
     if schema.type == "boolean":
         return forms.BooleanField(**{**common, "required": False},
                                   widget=forms.CheckboxInput(attrs=attrs))
-    if schema.type == "json":
-        return forms.CharField(**common, widget=forms.Textarea(attrs={"rows": 3, **attrs}))
     if schema.hidden:
-        # A hidden value never goes back to a browser once stored: the field is
-        # always rendered empty (the update form keeps the stored value then).
+        # A hidden value never goes back to a browser, not even the one just typed:
+        # the field is always rendered empty (the value typed before a preview is
+        # carried sealed, see hidden_carry; the update form keeps the stored value).
         return forms.CharField(**common, widget=forms.PasswordInput(attrs=attrs,
                                                                      render_value=False))
+    if schema.type == "json":
+        return forms.CharField(**common, widget=forms.Textarea(attrs={"rows": 3, **attrs}))
     allowed = _constraint(schema, "allowed_values")
     if allowed is not None and schema.type in ("string", "number"):
         choices = [(str(v), str(v)) for v in allowed]
@@ -75,7 +77,8 @@ class StackParametersForm(forms.Form):
 
     immutable_note = False
 
-    def __init__(self, *args, template, files=None, initial_values=None, **kwargs):
+    def __init__(self, *args, template, files=None, initial_values=None, carry_scope=None,
+                 **kwargs):
         super().__init__(*args, **kwargs)
         self.template = parse_template(template, files or {})
         self.schemas = self.template.param_schemas
@@ -85,11 +88,42 @@ class StackParametersForm(forms.Form):
             field.initial = None if schema.hidden else \
                 _shown(schema, values.get(name, schema.default))
             self.fields[name] = field
+        self.carry_scope = carry_scope
+        self.carried = {}
+        if self.is_bound and carry_scope:
+            self.carried = {n: v for n, v in unseal(self.data.get(CARRY_FIELD),
+                                                    scope=carry_scope).items()
+                            if n in self.schemas and self._carries(n) and isinstance(v, str)}
+        for name in self.carried:
+            field = self.fields[name]
+            field.required = False
+            field.widget.attrs["placeholder"] = "(the value typed before the preview)"
+            field.help_text = (field.help_text + " " if field.help_text else "") + \
+                "Left empty: the value typed before the preview (not shown)."
+
+    def _carries(self, name):
+        schema = self.schemas[name]
+        return schema.hidden and schema.type != "boolean"
+
+    def sealed_hidden(self):
+        """The hidden values typed (or carried) in this submission, sealed for the next
+        step of the form; "" when there are none. The page holds only this token."""
+        if not self.is_bound or not self.carry_scope:
+            return ""
+        values = {}
+        for name in self.schemas:
+            if self._carries(name):
+                typed = self.data.get(self.add_prefix(name)) or self.carried.get(name)
+                if typed:
+                    values[name] = typed
+        return seal(values, scope=self.carry_scope)
 
     def clean(self):
         cleaned = super().clean()
         for name, schema in self.schemas.items():
             value = cleaned.get(name)
+            if value in (None, "") and name in self.carried:
+                value = self.carried[name]
             if value in (None, "") and schema.type != "boolean":
                 cleaned.pop(name, None)
                 continue
@@ -132,7 +166,7 @@ class StackUpdateForm(StackParametersForm):
             field = self.fields[name]
             if schema.immutable and isinstance(field, forms.ChoiceField):
                 field.choices = [(str(field.initial), str(field.initial))]
-            if schema.hidden and name in current.schemas:
+            if schema.hidden and name in current.schemas and name not in self.carried:
                 # Left empty, the stored value stays (as Heat's PATCH keeps it).
                 field.required = False
                 field.help_text = (field.help_text + " " if field.help_text else "") + \

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from stacks.pages import views
+from stacks.pages import catalog_views, views
 
 app_name = "pages"
 
@@ -26,4 +26,11 @@ urlpatterns = [
     path("stacks/<uuid:stack_id>/resources/<str:resource_name>", views.resource_detail,
          name="resource-detail"),
     path("stacks/<uuid:stack_id>/<slug:tab>", views.stack_detail, name="stack-tab"),
+    path("resource-types/", catalog_views.resource_type_list, name="resource-type-list"),
+    path("resource-types/<str:type_name>", catalog_views.resource_type_detail,
+         name="resource-type-detail"),
+    path("template-versions/", catalog_views.template_version_list,
+         name="template-version-list"),
+    path("template-versions/<str:version>", catalog_views.template_version_detail,
+         name="template-version-detail"),
 ]

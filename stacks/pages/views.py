@@ -26,6 +26,7 @@ from stacks.pages.forms import LaunchOptionsForm, LaunchSourceForm, LockForm, \
 from stacks.hidden import hidden_values, mask, masked_environment
 from stacks.pages.parameter_forms import StackParametersForm, StackUpdateForm, \
     environment_from_text
+from stacks.pages.hidden_carry import carry_scope
 from stacks.pages.topology import layout
 from stacks.definitions import definition_cache
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
@@ -344,7 +345,8 @@ def stack_launch(request):
                               project=request.project, user=request.user)
         params = StackParametersForm(request.POST if launching else None, prefix="p",
                                      template=data["template"],
-                                     initial_values=env.get("parameters"))
+                                     initial_values=env.get("parameters"),
+                                     carry_scope=carry_scope(user=request.user))
     except HeatError as error:
         context["positions"] = _refuse_source(source, error)
         return render(request, "stacks/launch.html", context)
@@ -398,7 +400,8 @@ def _update_forms(request, stack):
     bound = request.POST if post and step != "template" else None
     try:
         form = StackUpdateForm(bound, prefix="p", stack=stack, template=template,
-                               environment=environment)
+                               environment=environment,
+                               carry_scope=carry_scope(user=request.user, stack=stack))
         if environment is not None:
             environment_from_text(environment)
     except HeatError as error:

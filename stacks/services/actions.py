@@ -32,8 +32,11 @@ def _refuse_if_locked(stack):
         raise refusal
 
 
-def _signal(stack, *, user, resource_name, details=None):
-    """A signal to a locked stack is ignored (alarms retry on errors); an event says why."""
+def _signal(stack, *, user, resource_name, details=None, refuse_when_locked=False):
+    """A signal to a locked stack is not acted on, and an event says why. A signed webhook
+    (an alarm, a wait condition's curl) is answered as Heat answers a scaling policy in
+    cooldown: received, nothing done. ``refuse_when_locked`` (the token-authenticated
+    signal API: the operator's CLI) raises the lock's refusal instead (docs/locking.md)."""
     res = _signalled_resource(stack, resource_name, details)
     refusal = st.lock_refusal(stack, "SIGNAL")
     if refusal is None:
@@ -42,6 +45,8 @@ def _signal(stack, *, user, resource_name, details=None):
         signals.check_signal_supported(stack, res)
     resource_event(res, f"signal ignored: stack is locked ({refusal.message})",
                    action="SIGNAL", status="COMPLETE").save()
+    if refuse_when_locked:
+        raise refusal  # stack_action records the refusal in the lock history
     _record_refusal(stack, "signal", user, refusal, what=f"signal to {resource_name} ignored")
     return None
 

@@ -75,6 +75,12 @@ def test_traversal_page_shows_the_node_waiting_for_a_deployment(browser, live_se
             deployment = nodes.locator("tr[data-node=deployment]")
             expect(deployment).to_contain_text("ready")
             expect(deployment).to_contain_text("CREATE_IN_PROGRESS")
+            expect(page.locator("#node-total-note")).to_have_text(
+                "The list has the graph's 4 resource nodes (the \"Node count\" above) and the "
+                "stack's own sync point.")
+            expect(page.locator(".traversal-filter")).to_contain_text("all 5")
+            state = deployment.locator(".node-state")
+            assert state.evaluate("el => el.getClientRects().length") == 1  # not broken
             expect(deployment).to_contain_text(re.compile(r"server \(create\).*config \(create\)|"
                                                           r"config \(create\).*server \(create\)"))
             expect(nodes.locator(f"tr[data-node='stack {name}']")).to_contain_text("waiting")
@@ -107,6 +113,21 @@ def test_traversal_page_shows_the_node_waiting_for_a_deployment(browser, live_se
                 "th a, td a").first.click()  # one sync point's own page
             expect(page.locator("#content")).to_contain_text("after")
             assert_accessible(page, "admin sync point page")
+
+            # A finished traversal's page says its sync points went when it finished.
+            _, _, done_url = api_stack_create(info, f"done-{unique}", {
+                "heat_template_version": "2016-10-14",
+                "resources": {"none": {"type": "OS::Heat::None"}}})
+            for _ in range(300):
+                if session.get(done_url).json()["stack"]["stack_status"] == "CREATE_COMPLETE":
+                    break
+                time.sleep(0.2)
+            page.goto(f"/admin/convergence/traversal/?q=done-{unique}")
+            page.locator("#result_list tbody tr").first.locator("th a, td a").first.click()
+            expect(page.locator("#content")).to_contain_text(
+                "No sync points: this traversal finished (COMPLETE) and its sync points were "
+                "deleted when it did.")
+            session.delete(done_url)
 
             page.goto("/admin/convergence/engine/")
             expect(page.locator("#result_list tbody tr")).not_to_have_count(0)

@@ -154,3 +154,34 @@ def test_a_template_over_the_budget_is_refused_before_it_is_sent(browser, page, 
         field = plain.locator(".field", has=plain.get_by_label("Template (HOT, YAML or JSON)"))
         expect(field.locator(".field-error")).to_have_text(HUGE_REFUSAL)
         expect(plain.get_by_role("button", name="Launch")).to_have_count(0)
+
+
+def test_a_long_name_gets_one_error_and_a_yaml_error_keeps_its_caret_lines(
+        page, live_service, unique):
+    user = f"lfe-{unique}"
+    make_user(live_service, user, f"proj-{unique}")
+    sign_in(page, user)
+    # The input's maxlength stops a browser at 255; a client that ignores it (a script,
+    # another browser) gets the server's one answer.
+    page.goto("/stacks/launch")
+    page.evaluate("document.getElementById('id_stack_name').removeAttribute('maxlength')")
+    page.get_by_label("Stack name").fill("a" * 300)
+    page.get_by_label("Template (HOT, YAML or JSON)").fill(TEMPLATE)
+    page.get_by_role("button", name="Next: parameters").click()
+    name_field = page.locator(".field", has=page.get_by_label("Stack name"))
+    expect(name_field.locator(".field-error")).to_have_count(1)
+    expect(name_field.locator(".field-error")).to_have_text(
+        "Ensure this value has at most 255 characters (it has 300).")
+    step_one(page, "b" + "1" * 10 + " x", TEMPLATE)
+    expect(name_field.locator(".field-error")).to_have_text(
+        'Use letters, digits and "_-.", starting with a letter.')
+
+    step_one(page, f"lfe-{unique}", BAD_YAML)
+    error = page.locator(".field", has=page.get_by_label("Template (HOT, YAML or JSON)")) \
+        .locator(".field-error")
+    expect(error).to_have_count(1)
+    lines = error.inner_text().splitlines()
+    caret = [i for i, line in enumerate(lines) if line.strip() == "^"]
+    assert caret and caret[0] > 0, lines  # the caret is a line of its own, under its line
+    column = lines[caret[0]].index("^")
+    assert len(lines[caret[0] - 1]) > column, lines

@@ -112,6 +112,10 @@ def test_resources_and_topology_at_a_phones_width(browser, live_service, unique)
         page.goto(f"/stacks/{stack_id}/resources")
         expect(page.locator("#resource-after_it")).to_contain_text("CREATE_COMPLETE",
                                                                    timeout=CONVERGE_MS)
+        # The status is the column after the name: on screen without scrolling sideways.
+        status = page.locator("#resource-after_it .status").bounding_box()
+        assert page.locator("#resources-table").evaluate("el => el.scrollLeft") == 0
+        assert 0 <= status["x"] and status["x"] + status["width"] <= PHONE, status
         assert_scrolls_on_screen(page, page.locator("#resources-table"), "#resources-cue")
         screenshot(page, "resources-phone")
         assert_accessible(page, "resources tab at 375 px")

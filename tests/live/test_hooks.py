@@ -253,12 +253,14 @@ def test_an_unknown_hook_in_the_environment_is_refused(heat):
     assert 'Invalid hook type "pre-sleep" for resource breakpoint' in str(raised.value)
 
 
-def test_hook_clear_to_a_locked_stack_is_ignored_by_the_door(heat):
+def test_hook_clear_to_a_locked_stack_is_refused_by_the_door(heat):
     _, stack_id = create(heat)
     wait_stack(heat, stack_id, "CREATE_COMPLETE")
     heat.http_client.post(f"/stacks/{stack_id}/actions", data={"lock": {"level": "stacks"}})
     wait_stack(heat, stack_id, "LOCK_COMPLETE")
-    heat.resources.signal(stack_id, "foo_step2", data={"unset_hook": "pre-create"})
+    with pytest.raises(heat_exc.HTTPConflict) as refused:
+        heat.resources.signal(stack_id, "foo_step2", data={"unset_hook": "pre-create"})
+    assert "is locked at level stacks" in str(refused.value)
     ignored = [e for e in heat.events.list(stack_id, resource_name="foo_step2")
                if e.resource_status_reason.startswith("signal ignored: stack is locked")]
     assert len(ignored) == 1

@@ -174,9 +174,14 @@ def _every_entry_point(world, *, delete):
         answers[f"deployment-{method}"] = resp.json()["error"]["message"]
     answers["webhook"] = _ignored_signal(
         api, inner, "scale_out", lambda: requests.post(world["alarm_url"], json={}))
-    answers["agent-signal"] = _ignored_signal(
-        api, inner, "deployment", lambda: api.call(
-            "POST", f"{inner}/resources/deployment/signal", {"deploy_status_code": 0}))
+    # The token-authenticated signal API (the CLI, HEAT_SIGNAL agents) is refused with the
+    # lock's answer, and the event says it was not acted on (docs/locking.md).
+    before = _signal_events(api, inner, "deployment")
+    resp = api.call("POST", f"{inner}/resources/deployment/signal", {"deploy_status_code": 0})
+    assert resp.status_code == 409 and resp.json()["error"]["type"] == "StackLocked", resp.text
+    answers["agent-signal"] = resp.json()["error"]["message"]
+    (event,) = list((_signal_events(api, inner, "deployment") - before).elements())
+    answers["agent-signal-event"] = event.split("(", 1)[1].rsplit(")", 1)[0]
     return answers
 
 
@@ -192,7 +197,7 @@ def test_every_entry_point_is_refused_the_same_way(world, whose, state):
         assert set(answers.values()) == {
             f'Stack {holder} is locked at level stacks by {world["username"]} ("matrix"); '
             f"unlock it first."}, answers
-        assert len(answers) == (21 if delete else 17), answers
+        assert len(answers) == (22 if delete else 18), answers
     finally:
         _hold(world, held, "CREATE_COMPLETE")
     after = _world_snapshot(world)

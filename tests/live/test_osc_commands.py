@@ -90,6 +90,48 @@ def test_snapshot_commands(member, stack):
     assert missing.returncode == 1 and "not found" in missing.stderr
 
 
+HIDDEN_MARKER = "hidden-snap-4e1f0"
+
+
+def test_snapshot_create_answers_as_heat_and_no_snapshot_answer_shows_a_hidden_value(
+        member, tmp_path):
+    """The create answers Heat's new snapshot row (IN_PROGRESS, no data yet); the taken
+    snapshot's data has the hidden parameter masked; the restore still uses its value."""
+    template = {"heat_template_version": "2016-10-14",
+                "parameters": {"secret": {"type": "string", "hidden": True},
+                               "same": {"type": "string", "hidden": True}},
+                "conditions": {"kept": {"equals": [{"get_param": "secret"},
+                                                   {"get_param": "same"}]}},
+                "resources": {"marker": {"type": "OS::Heat::TestResource", "properties": {
+                    "value": {"if": ["kept", "yes", "no"]}}}},
+                "outputs": {"kept": {"value": {"get_attr": ["marker", "output"]}}}}
+    (tmp_path / "h.yaml").write_text(json.dumps(template))
+    name = f"oschs{uuid.uuid4().hex[:6]}"
+    cli(member, "stack", "create", "-t", str(tmp_path / "h.yaml"), "--wait", name,
+        "--parameter", f"secret={HIDDEN_MARKER}", "--parameter", f"same={HIDDEN_MARKER}")
+    table = cli(member, "stack", "snapshot", "create", name, "--name", "first").stdout
+    assert HIDDEN_MARKER not in table and "heat_template_version" not in table, table
+    created = cli_json(member, "stack", "snapshot", "create", name, "--name", "second")
+    assert (created["status"], created["data"], created["status_reason"]) == \
+        ("IN_PROGRESS", None, None), created
+    snap_id = created["ID"]
+    for _ in range(200):
+        listed = cli(member, "stack", "snapshot", "list", name, "-f", "json").stdout
+        if all(s["status"] == "COMPLETE" for s in json.loads(listed)):
+            break
+        time.sleep(0.3)
+    assert HIDDEN_MARKER not in listed
+    shown = cli(member, "stack", "snapshot", "show", name, snap_id, "-f", "json").stdout
+    assert HIDDEN_MARKER not in shown
+    data = json.loads(shown)["snapshot"]["data"]
+    assert data["environment"]["parameters"]["secret"] == "******"
+    assert data["template"]["resources"]["marker"]["type"] == "OS::Heat::TestResource"
+    cli(member, "stack", "snapshot", "restore", name, snap_id)
+    _wait(member, name, "RESTORE_COMPLETE")
+    assert cli_json(member, "stack", "output", "show", name, "kept")["output_value"] == "yes"
+    cli(member, "stack", "delete", "--yes", "--wait", name)
+
+
 def test_outputs_failures_signal_and_export(member, stack, tmp_path):
     name = stack["name"]
     outputs = cli_json(member, "stack", "output", "show", name, "--all")
@@ -122,6 +164,29 @@ def test_resource_signal_completes_a_wait(member, tmp_path):
     _wait(member, name, "CREATE_COMPLETE")
     shown = cli_json(member, "stack", "resource", "show", name, "wait")
     assert json.loads(shown["attributes"]["data"]) == {"1": "d1"}
+    cli(member, "stack", "delete", "--yes", "--wait", name)
+
+
+def test_resource_signal_to_a_locked_stack_fails_with_the_locks_message(member, tmp_path):
+    """``openstack stack resource signal`` to a locked stack exits 1 with the lock's answer
+    (409 StackLocked); nothing is signalled, and an event says the signal was not acted on."""
+    template = {"heat_template_version": "2016-10-14", "resources": {
+        "handle": {"type": "OS::Heat::WaitConditionHandle"}}}
+    (tmp_path / "h.yaml").write_text(json.dumps(template))
+    name = f"oscl{uuid.uuid4().hex[:6]}"
+    cli(member, "stack", "create", "-t", str(tmp_path / "h.yaml"), "--wait", name)
+    cli(member, "stack", "lock", name, "--level", "stacks", "--reason", "night freeze",
+        "--wait")
+    done = cli(member, "stack", "resource", "signal", name, "handle", "--data",
+               '{"status": "SUCCESS", "id": "late"}', check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("ERROR: ")]
+    assert "is locked at level stacks" in line and "night freeze" in line, line
+    events = cli(member, "stack", "event", "list", name, "--resource", "handle").stdout
+    assert "signal ignored: stack is locked" in events, events
+    cli(member, "stack", "unlock", name, "--wait")
+    cli(member, "stack", "resource", "signal", name, "handle", "--data",
+        '{"status": "SUCCESS", "id": "late"}')
     cli(member, "stack", "delete", "--yes", "--wait", name)
 
 

@@ -4,6 +4,7 @@ import os
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from heatweb.data_dirs import forget_server, record_server
 from heatweb.launcher import WEB_THREADS, WEB_WORKERS, serve
 from heatweb.public_url import bind_public_url, record_public_url
 
@@ -38,6 +39,12 @@ class Command(BaseCommand):
         url = os.environ.get("HEATWEB_PUBLIC_URL") or bind_public_url(bind)
         os.environ["HEATWEB_PUBLIC_URL"] = settings.HEATWEB["PUBLIC_URL"] = url
         record_public_url(settings.DATA_DIR, url)
-        raise SystemExit(serve(bind=bind, web_workers=opts["web_workers"],
-                               concurrency=opts["concurrency"], web=not opts["worker_only"],
-                               worker=not opts["no_worker"], log_level=opts["log_level"]))
+        # issue_token and the other commands, run in another shell, find this data dir.
+        record = record_server(settings.DATA_DIR)
+        try:
+            status = serve(bind=bind, web_workers=opts["web_workers"],
+                           concurrency=opts["concurrency"], web=not opts["worker_only"],
+                           worker=not opts["no_worker"], log_level=opts["log_level"])
+        finally:
+            forget_server(record)
+        raise SystemExit(status)
