@@ -18,6 +18,7 @@ import yaml
 from heatweb.exceptions import BadRequest, InvalidTemplate, RequestLimitExceeded
 from heatweb.inputs import (MAX_INTEGER_DIGITS, InvalidInput, NestingTooDeep,
                             bad_text, huge_integer, inspect_document, load_json)
+from stacks.hot.yaql_expressions import YaqlLimits
 
 
 
@@ -32,6 +33,7 @@ class Limits:
     max_nesting: int = 64
     max_value_bytes: int = 1024 * 1024
     max_resolved_bytes: int = 4 * 1024 * 1024
+    yaql: YaqlLimits = YaqlLimits()
 
 
 def _bounded_loader(limits, what):

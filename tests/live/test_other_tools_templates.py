@@ -1,6 +1,9 @@
 """Issue 36: templates other tools write (Magnum, Rally, Tacker, heat-tempest-plugin) run
 unchanged, through python-heatclient against the live service."""
+import uuid
+
 import pytest
+from heatclient import exc as heat_exc
 
 from tests.live.test_stack_lifecycle import create, hc, wait_stack  # noqa: F401
 
@@ -61,3 +64,107 @@ def test_a_json_template_naming_a_key_twice_keeps_the_last(hc):
             '"o": {"value": "last"}}}')
     _, sid = create(hc, text)
     assert outputs_of(wait_stack(hc, sid, "CREATE_COMPLETE")) == {"o": "last"}
+
+
+# yaql, with Heat's semantics and limits --------------------------------------------------
+
+YAQL = """
+heat_template_version: 2017-09-01
+parameters:
+  master_flavors: {type: comma_delimited_list, default: "m1.small,m1.large"}
+  count: {type: number, default: 3}
+conditions:
+  many: {yaql: {expression: "$.data.n > 2", data: {n: {get_param: count}}}}
+resources:
+  token:
+    type: OS::Heat::RandomString
+    properties: {length: 6}
+  picked:
+    type: OS::Heat::Value
+    properties:
+      value:
+        yaql:
+          expression: $.data.flavors.where($.endsWith('large')).first()
+          data: {flavors: {get_param: master_flavors}}
+  from_attr:
+    type: OS::Heat::Value
+    properties:
+      value:
+        yaql:
+          # Magnum's kind: a value known only once a resource exists.
+          expression: $.data.token.toUpper() + '-' + str($.data.n)
+          data: {token: {get_attr: [token, value]}, n: {get_param: count}}
+  only_if_many:
+    type: OS::Heat::None
+    condition: many
+outputs:
+  picked: {value: {get_attr: [picked, value]}}
+  from_attr: {value: {get_attr: [from_attr, value]}}
+  token: {value: {get_attr: [token, value]}}
+  squares: {value: {yaql: {expression: "$.data.l.select($ * $)", data: {l: [1, 2, 3]}}}}
+  keyed: {value: {yaql: {expression: "dict($.data.names.select([$, len($)]))",
+                         data: {names: [ab, cde]}}}}
+"""
+
+
+def test_yaql_as_heat_evaluates_it(hc):
+    hc.stacks.validate(template=YAQL)
+    _, sid = create(hc, YAQL)
+    stack = wait_stack(hc, sid, "CREATE_COMPLETE")
+    outputs = outputs_of(stack)
+    assert outputs["picked"] == "m1.large"
+    assert outputs["from_attr"] == outputs["token"].upper() + "-3"
+    assert outputs["squares"] == [1, 4, 9]
+    assert outputs["keyed"] == {"ab": 2, "cde": 3}
+    assert {r.resource_name for r in hc.resources.list(sid)} >= {"only_if_many"}
+    _, sid = create(hc, YAQL, parameters={"count": 2})
+    stack = wait_stack(hc, sid, "CREATE_COMPLETE")
+    assert "only_if_many" not in {r.resource_name for r in hc.resources.list(sid)}
+
+
+def yaql_value(expression, version="2016-10-14", data=None):
+    function = {"expression": expression}
+    if data is not None:
+        function["data"] = data
+    return {"heat_template_version": version, "resources": {"v": {
+        "type": "OS::Heat::Value", "properties": {"value": {"yaql": function}}}}}
+
+
+def refused(hc, template, *fragments):
+    with pytest.raises(heat_exc.HTTPBadRequest) as error:
+        hc.stacks.validate(template=template)
+    body = error.value.error["error"]
+    assert body["type"] == "StackValidationFailed", body
+    for fragment in fragments:
+        assert fragment in body["message"], body["message"]
+    name = f"y{uuid.uuid4().hex[:8]}"
+    with pytest.raises(heat_exc.HTTPBadRequest):
+        hc.stacks.create(stack_name=name, template=template)
+    with pytest.raises(heat_exc.HTTPNotFound):
+        hc.stacks.get(name)
+
+
+@pytest.mark.parametrize("expression, fragments", [
+    # Heat's limit_iterators (200) and memory_quota (10000 bytes).
+    ("range(201).select($)", ["Collection length exceeds 200 elements"]),
+    ("'x' * 20000", ["Expression consumed too much memory"]),
+    # Within both, but billions of steps, or one long call into C: heatweb's clock.
+    ("range(200).select(range(200).select(range(200).select(range(200)).sum()).sum()).sum()",
+     ["took more than 1 s and was stopped"]),
+    ("pow(10, 100000000)", ["took more than 1 s and was stopped"]),
+    # Parsed at validate, as Heat does.
+    ("$.data.(", ["Bad expression", "Parse error"]),
+], ids=["iterators", "memory", "steps", "long-call", "syntax"])
+def test_a_hostile_or_bad_yaql_expression_is_a_400(hc, expression, fragments):
+    refused(hc, yaql_value(expression), "resources.v.properties.value.yaql", *fragments)
+    # The web worker that answered is free: the next request is served.
+    hc.stacks.validate(template=yaql_value("$.data.a", data={"a": 1}))
+
+
+def test_yaql_needs_a_2016_10_14_template_and_its_syntax(hc):
+    with pytest.raises(heat_exc.HTTPBadRequest):
+        hc.stacks.validate(template=yaql_value("1", data={}, version="2016-10-14") | {
+            "resources": {"v": {"type": "OS::Heat::Value", "properties": {
+                "value": {"yaql": {"expression": "1", "date": {}}}}}}})
+    # Before Newton, a one-key map named yaql is data, as in Heat.
+    hc.stacks.validate(template=yaql_value("$.data", version="2015-10-15"))
