@@ -5,7 +5,7 @@ import uuid
 import pytest
 from heatclient import exc as heat_exc
 
-from tests.live.test_stack_lifecycle import create, hc, wait_stack  # noqa: F401
+from tests.live.test_stack_lifecycle import create, hc, wait_deleted, wait_stack  # noqa: F401
 
 pytestmark = pytest.mark.live
 
@@ -168,3 +168,89 @@ def test_yaql_needs_a_2016_10_14_template_and_its_syntax(hc):
                 "value": {"yaql": {"expression": "1", "date": {}}}}}}})
     # Before Newton, a one-key map named yaql is data, as in Heat.
     hc.stacks.validate(template=yaql_value("$.data", version="2015-10-15"))
+
+
+# Heat 27's hidden legacy types ----------------------------------------------------------
+
+LBAAS_V1 = """
+heat_template_version: 2015-04-30
+resources:
+  monitor:
+    type: OS::Neutron::HealthMonitor
+    properties: {type: HTTP, delay: 3, max_retries: 5, timeout: 5}
+  pool:
+    type: OS::Neutron::Pool
+    properties:
+      protocol: HTTP
+      monitors: [{get_resource: monitor}]
+      subnet: private-subnet
+      lb_method: ROUND_ROBIN
+      vip: {protocol_port: 80}
+  member:
+    type: OS::Neutron::PoolMember
+    properties: {pool_id: {get_resource: pool}, address: 10.0.0.5, protocol_port: 80}
+  lb:
+    type: OS::Neutron::LoadBalancer
+    properties: {protocol_port: 80, pool_id: {get_resource: pool}}
+  v2:
+    type: OS::Neutron::LBaaS::LoadBalancer
+    properties: {vip_subnet: private-subnet}
+  listener:
+    type: OS::Neutron::LBaaS::Listener
+    properties: {loadbalancer: {get_resource: v2}, protocol: HTTP, protocol_port: 80}
+  v2_pool:
+    type: OS::Neutron::LBaaS::Pool
+    properties: {listener: {get_resource: listener}, lb_algorithm: ROUND_ROBIN,
+                 protocol: HTTP}
+  v2_member:
+    type: OS::Neutron::LBaaS::PoolMember
+    properties: {pool: {get_resource: v2_pool}, address: 10.0.0.6, protocol_port: 80}
+  v2_monitor:
+    type: OS::Neutron::LBaaS::HealthMonitor
+    properties: {pool: {get_resource: v2_pool}, type: HTTP, delay: 3, max_retries: 3,
+                 timeout: 3}
+  policy:
+    type: OS::Neutron::LBaaS::L7Policy
+    properties: {listener: {get_resource: listener}, action: REJECT}
+  rule:
+    type: OS::Neutron::LBaaS::L7Rule
+    properties: {l7policy: {get_resource: policy}, type: PATH, compare_type: STARTS_WITH,
+                 value: /api}
+  domain:
+    type: OS::Designate::Domain
+    properties: {name: example.com., email: admin@example.com}
+  record:
+    type: OS::Designate::Record
+    properties: {domain: {get_resource: domain}, name: www.example.com., type: A,
+                 data: 10.0.0.5}
+  bay:
+    type: OS::Magnum::Bay
+    properties: {baymodel: k8s, node_count: 2}
+  restarter:
+    type: OS::Heat::HARestarter
+    properties: {InstanceId: abc}
+outputs:
+  vip: {value: {get_attr: [pool, vip, address]}}
+  pool: {value: {get_resource: pool}}
+"""
+
+
+def test_heats_hidden_legacy_types_validate_and_are_placeholders(hc):
+    # Heat 27 keeps them registered as its NoneResource, HIDDEN: any properties,
+    # nothing made, attributes null; never listed nor described.
+    hc.stacks.validate(template=LBAAS_V1)
+    _, sid = create(hc, LBAAS_V1)
+    stack = wait_stack(hc, sid, "CREATE_COMPLETE")
+    outputs = outputs_of(stack)
+    assert outputs["vip"] is None
+    assert outputs["pool"] == hc.resources.get(sid, "pool").physical_resource_id
+    listed = {t.resource_type for t in hc.resource_types.list()}
+    for type_name in ("OS::Neutron::Pool", "OS::Neutron::LBaaS::Listener",
+                      "OS::Designate::Domain", "OS::Magnum::Bay",
+                      "OS::Heat::SoftwareDeployments", "OS::Heat::StructuredDeployments"):
+        assert type_name not in listed
+        with pytest.raises(heat_exc.HTTPBadRequest) as raised:
+            hc.resource_types.get(type_name)
+        assert raised.value.error["error"]["type"] == "NotSupported"
+    hc.stacks.delete(sid)
+    wait_deleted(hc, sid)
