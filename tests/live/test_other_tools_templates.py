@@ -254,3 +254,31 @@ def test_heats_hidden_legacy_types_validate_and_are_placeholders(hc):
         assert raised.value.error["error"]["type"] == "NotSupported"
     hc.stacks.delete(sid)
     wait_deleted(hc, sid)
+
+
+# OS::Heat::TestResource as Rally's templates use it -----------------------------------------
+
+RALLY_OUTPUTS = """
+heat_template_version: 2013-05-23
+parameters:
+  attr_wait_secs: {type: number, default: 0.5}
+resources:
+  test_resource:
+    type: OS::Heat::TestResource
+    properties:
+      value: Rally
+      attr_wait_secs: {get_param: attr_wait_secs}
+outputs:
+  val1: {value: {get_attr: [test_resource, output]}}
+"""
+
+
+def test_test_resource_takes_rallys_attr_wait_secs(hc):
+    _, sid = create(hc, RALLY_OUTPUTS)
+    assert outputs_of(wait_stack(hc, sid, "CREATE_COMPLETE")) == {"val1": "Rally"}
+    schema = hc.resource_types.get("OS::Heat::TestResource")["properties"]["attr_wait_secs"]
+    assert schema["type"] == "number" and schema["update_allowed"] is True
+    hc.stacks.update(sid, template=RALLY_OUTPUTS, parameters={"attr_wait_secs": 2})
+    stack = wait_stack(hc, sid, "UPDATE_COMPLETE")
+    assert hc.resources.get(sid, "test_resource").physical_resource_id
+    assert outputs_of(stack) == {"val1": "Rally"}
