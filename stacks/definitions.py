@@ -214,6 +214,7 @@ def build_definition(template, *, environment, files=None, stack_name=None, stac
                 raise StackValidationFailed(
                     f"Property error: resources.{name}.properties: must be a mapping")
             props = plugin.validate_properties(raw or {}, resource_name=name)
+            plugin.validate_with_files(props, files=files, resource_name=name)
             policy = template.resolve(defn.update_policy, known_params, None)
             if not contains_unresolved(policy):
                 plugin.validate_update_policy(policy, resource_name=name)

@@ -282,3 +282,65 @@ def test_test_resource_takes_rallys_attr_wait_secs(hc):
     stack = wait_stack(hc, sid, "UPDATE_COMPLETE")
     assert hc.resources.get(sid, "test_resource").physical_resource_id
     assert outputs_of(stack) == {"val1": "Rally"}
+
+
+# Nested stacks see the parent's files ----------------------------------------------------
+
+# heat-tempest-plugin's remote_nested_root.yaml, intermediate and base (the router and
+# network replaced by values, so the shape is the point).
+REMOTE_ROOT = """
+heat_template_version: 2015-10-15
+parameters:
+  name: {type: string, constraints: [{allowed_pattern: "[a-z][a-z0-9-]{1,}"}]}
+  region: {type: string, default: RegionOne}
+resources:
+  network_stack:
+    type: OS::Heat::Stack
+    properties:
+      template: {get_file: remote_nested_intermediate.yaml}
+      context:
+        region_name: {get_param: region}
+      parameters:
+        name: {get_param: name}
+outputs:
+  router:
+    value: {get_attr: [network_stack, outputs, router]}
+"""
+
+REMOTE_INTERMEDIATE = """
+heat_template_version: 2015-10-15
+parameters:
+  name: {type: string, constraints: [{allowed_pattern: "[a-z][a-z0-9-]{1,}"}]}
+resources:
+  network_stack_as_custom_type:
+    type: remote_nested_base.yaml
+    properties:
+      name: {get_param: name}
+outputs:
+  router:
+    value: {get_attr: [network_stack_as_custom_type, router]}
+"""
+
+REMOTE_BASE = """
+heat_template_version: 2015-10-15
+parameters:
+  name: {type: string}
+resources:
+  router:
+    type: OS::Heat::Value
+    properties:
+      value: {list_join: ["-", [router, {get_param: name}, {get_file: suffix.txt}]]}
+outputs:
+  router:
+    value: {get_attr: [router, value]}
+"""
+
+
+def test_a_nested_stack_sees_the_parents_files(hc):
+    files = {"remote_nested_intermediate.yaml": REMOTE_INTERMEDIATE,
+             "remote_nested_base.yaml": REMOTE_BASE, "suffix.txt": "x1"}
+    parameters = {"name": "edge"}
+    hc.stacks.validate(template=REMOTE_ROOT, files=files, parameters=parameters)
+    _, sid = create(hc, REMOTE_ROOT, files=files, parameters=parameters)
+    stack = wait_stack(hc, sid, "CREATE_COMPLETE")
+    assert outputs_of(stack) == {"router": "router-edge-x1"}
