@@ -344,3 +344,61 @@ def test_a_nested_stack_sees_the_parents_files(hc):
     _, sid = create(hc, REMOTE_ROOT, files=files, parameters=parameters)
     stack = wait_stack(hc, sid, "CREATE_COMPLETE")
     assert outputs_of(stack) == {"router": "router-edge-x1"}
+
+
+# A server's addresses and networks keyed by network id as well as name --------------------
+
+# test_server_signal.yaml's shape (heat-tempest-plugin): the floating IP association reads
+# the port from the server's addresses by the network's id.
+SERVER_SIGNAL = """
+heat_template_version: 2013-05-23
+resources:
+  public:
+    type: OS::Neutron::Net
+    properties: {value_specs: {"router:external": true}}
+  public_subnet:
+    type: OS::Neutron::Subnet
+    properties: {network: {get_resource: public}, cidr: 172.25.4.0/24, enable_dhcp: false}
+  floating_ip:
+    type: OS::Neutron::FloatingIP
+    depends_on: public_subnet
+    properties: {floating_network: {get_resource: public}}
+  network:
+    type: OS::Neutron::Net
+  subnet:
+    type: OS::Neutron::Subnet
+    properties: {network: {get_resource: network}, ip_version: 4, cidr: 10.100.0.0/16}
+  router:
+    type: OS::Neutron::Router
+    depends_on: public_subnet
+    properties: {external_gateway_info: {network: {get_resource: public}}}
+  router_interface:
+    type: OS::Neutron::RouterInterface
+    properties: {router: {get_resource: router}, subnet: {get_resource: subnet}}
+  server:
+    type: OS::Nova::Server
+    properties:
+      image: cirros
+      flavor: m1.small
+      networks: [{subnet: {get_resource: subnet}}]
+  server_floating_ip_assoc:
+    type: OS::Neutron::FloatingIPAssociation
+    depends_on: router_interface
+    properties:
+      floatingip_id: {get_resource: floating_ip}
+      port_id: {get_attr: [server, addresses, {get_resource: network}, 0, port]}
+outputs:
+  by_id: {value: {get_attr: [server, networks, {get_resource: network}, 0]}}
+  by_name: {value: {get_attr: [server, networks, {get_attr: [network, name]}, 0]}}
+  port: {value: {get_attr: [server, addresses, {get_resource: network}, 0, port]}}
+"""
+
+
+def test_a_servers_addresses_and_networks_are_keyed_by_network_id_too(hc):
+    _, sid = create(hc, SERVER_SIGNAL, disable_rollback=True)
+    outputs = outputs_of(wait_stack(hc, sid, "CREATE_COMPLETE"))
+    assert outputs["by_id"] and outputs["by_id"] == outputs["by_name"]
+    assert outputs["by_id"].startswith("10.100.")
+    ports = {r.resource_name: r for r in hc.resources.list(sid)}
+    assert ports["server_floating_ip_assoc"].resource_status == "CREATE_COMPLETE"
+    assert outputs["port"]
