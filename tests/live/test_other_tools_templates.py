@@ -402,3 +402,110 @@ def test_a_servers_addresses_and_networks_are_keyed_by_network_id_too(hc):
     ports = {r.resource_name: r for r in hc.resources.list(sid)}
     assert ports["server_floating_ip_assoc"].resource_status == "CREATE_COMPLETE"
     assert outputs["port"]
+
+
+# The simulated cloud as strict as Neutron and Octavia --------------------------------------
+
+def _network_template(extra):
+    return f"""
+heat_template_version: 2018-08-31
+resources:
+  public:
+    type: OS::Neutron::Net
+    properties: {{value_specs: {{"router:external": true}}}}
+  public_subnet:
+    type: OS::Neutron::Subnet
+    properties: {{network: {{get_resource: public}}, cidr: 172.26.4.0/24, enable_dhcp: false}}
+  net:
+    type: OS::Neutron::Net
+  subnet:
+    type: OS::Neutron::Subnet
+    properties: {{network: {{get_resource: net}}, cidr: 10.77.0.0/24}}
+{extra}"""
+
+
+def _failure(hc, template):
+    _, sid = create(hc, template, disable_rollback=True)
+    wait_stack(hc, sid, "CREATE_FAILED")
+    failed = [r for r in hc.resources.list(sid) if r.resource_status == "CREATE_FAILED"]
+    assert len(failed) == 1, [(r.resource_name, r.resource_status) for r in failed]
+    subnets = {r.resource_name: r.physical_resource_id for r in hc.resources.list(sid)}
+    return failed[0], subnets
+
+
+def test_two_ports_with_one_fixed_ip_are_refused_as_neutron_refuses_them(hc):
+    template = _network_template("""
+  first:
+    type: OS::Neutron::Port
+    depends_on: subnet
+    properties: {network: {get_resource: net}, fixed_ips: [{ip_address: 10.77.0.50}]}
+  second:
+    type: OS::Neutron::Port
+    depends_on: first
+    properties: {network: {get_resource: net}, fixed_ips: [{ip_address: 10.77.0.50}]}
+""")
+    failed, ids = _failure(hc, template)
+    assert failed.resource_name == "second"
+    assert (f"IP address 10.77.0.50 already allocated in subnet {ids['subnet']}"
+            in failed.resource_status_reason)
+
+
+def test_two_floating_ips_with_one_address_are_refused_as_neutron_refuses_them(hc):
+    template = _network_template("""
+  first:
+    type: OS::Neutron::FloatingIP
+    depends_on: public_subnet
+    properties: {floating_network: {get_resource: public}, floating_ip_address: 172.26.4.9}
+  second:
+    type: OS::Neutron::FloatingIP
+    depends_on: first
+    properties: {floating_network: {get_resource: public}, floating_ip_address: 172.26.4.9}
+""")
+    failed, ids = _failure(hc, template)
+    assert failed.resource_name == "second"
+    assert (f"IP address 172.26.4.9 already allocated in subnet {ids['public_subnet']}"
+            in failed.resource_status_reason)
+
+
+# Magnum's lb_api.yaml: the API's floating IP goes to the load balancer's VIP port.
+LB_API = _network_template("""
+  router:
+    type: OS::Neutron::Router
+    depends_on: public_subnet
+    properties: {external_gateway_info: {network: {get_resource: public}}}
+  interface:
+    type: OS::Neutron::RouterInterface
+    properties: {router: {get_resource: router}, subnet: {get_resource: subnet}}
+  loadbalancer:
+    type: OS::Octavia::LoadBalancer
+    properties: {vip_subnet: {get_resource: subnet}, vip_address: 10.77.0.20}
+  taken:
+    type: OS::Neutron::Port
+    depends_on: loadbalancer
+    properties: {network: {get_resource: net}, fixed_ips: [{ip_address: 10.77.0.21}]}
+  floating:
+    type: OS::Neutron::FloatingIP
+    depends_on: interface
+    properties:
+      floating_network: {get_resource: public}
+      port_id: {get_attr: [loadbalancer, vip_port_id]}
+outputs:
+  vip_port: {value: {get_attr: [loadbalancer, vip_port_id]}}
+  fip_port: {value: {get_attr: [floating, port_id]}}
+  fixed: {value: {get_attr: [floating, fixed_ip_address]}}
+""")
+
+
+def test_a_load_balancers_vip_port_is_a_real_port(hc):
+    _, sid = create(hc, LB_API, disable_rollback=True)
+    outputs = outputs_of(wait_stack(hc, sid, "CREATE_COMPLETE"))
+    assert outputs["fip_port"] == outputs["vip_port"]
+    assert outputs["fixed"] == "10.77.0.20"
+    # Deleting the load balancer deletes its port (or the network could not go).
+    hc.stacks.delete(sid)
+    wait_deleted(hc, sid)
+    # The VIP's address is the port's: no other port gets it.
+    failed, ids = _failure(hc, LB_API.replace("ip_address: 10.77.0.21", "ip_address: 10.77.0.20"))
+    assert failed.resource_name == "taken"
+    assert (f"IP address 10.77.0.20 already allocated in subnet {ids['subnet']}"
+            in failed.resource_status_reason)
