@@ -26,10 +26,6 @@ from stacks.resources.heat_basic import NoneResource
 
 # (Heat's client name, catalog service type) -> the types of that service
 MISSING_SERVICES = {
-    ("aodh", "alarming"): (
-        "Alarm", "CombinationAlarm", "CompositeAlarm", "EventAlarm",
-        "GnocchiAggregationByMetricsAlarm", "GnocchiAggregationByResourcesAlarm",
-        "GnocchiResourcesAlarm", "LBMemberHealthAlarm", "PrometheusAlarm"),
     ("blazar", "reservation"): ("Host", "Lease"),
     ("designate", "dns"): ("RecordSet", "Zone"),
     ("ironic", "baremetal"): ("Port",),

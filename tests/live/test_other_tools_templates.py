@@ -1,8 +1,10 @@
 """Issue 36: templates other tools write (Magnum, Rally, Tacker, heat-tempest-plugin) run
 unchanged, through python-heatclient against the live service."""
+import time
 import uuid
 
 import pytest
+import requests
 from heatclient import exc as heat_exc
 
 from tests.live.test_stack_lifecycle import create, hc, wait_deleted, wait_stack  # noqa: F401
@@ -509,3 +511,117 @@ def test_a_load_balancers_vip_port_is_a_real_port(hc):
     assert failed.resource_name == "taken"
     assert (f"IP address 10.77.0.20 already allocated in subnet {ids['subnet']}"
             in failed.resource_status_reason)
+
+
+# Aodh's alarms on the simulated cloud ---------------------------------------------------------
+
+# Heat's classic autoscaling template (hot/autoscaling.yaml's shape): an Aodh alarm whose
+# action is a scaling policy's alarm_url.
+AUTOSCALING = """
+heat_template_version: 2016-10-14
+resources:
+  group:
+    type: OS::Heat::AutoScalingGroup
+    properties:
+      min_size: 1
+      max_size: 4
+      resource:
+        type: OS::Nova::Server
+        properties:
+          image: cirros
+          flavor: m1.small
+          metadata: {"metering.server_group": {get_param: "OS::stack_id"}}
+  scaleup_policy:
+    type: OS::Heat::ScalingPolicy
+    properties:
+      adjustment_type: change_in_capacity
+      auto_scaling_group_id: {get_resource: group}
+      cooldown: 0
+      scaling_adjustment: 1
+  cpu_alarm_high:
+    type: OS::Aodh::GnocchiAggregationByResourcesAlarm
+    properties:
+      description: Scale up if CPU > 80%
+      metric: cpu
+      aggregation_method: rate:mean
+      granularity: 300
+      evaluation_periods: 1
+      threshold: 4800000000.0
+      resource_type: instance
+      comparison_operator: gt
+      alarm_actions:
+        - str_replace:
+            template: trust+url
+            params:
+              url: {get_attr: [scaleup_policy, signal_url]}
+        - {get_attr: [scaleup_policy, alarm_url]}
+      query:
+        str_replace:
+          template: '{"=": {"server_group": "stack_id"}}'
+          params:
+            stack_id: {get_param: "OS::stack_id"}
+  event_alarm:
+    type: OS::Aodh::EventAlarm
+    properties:
+      event_type: compute.instance.update
+      query: [{field: traits.state, value: error, op: eq}]
+      alarm_queues: [vnf-events]
+  threshold_alarm:
+    type: OS::Ceilometer::Alarm
+    properties: {meter_name: cpu_util, statistic: avg, period: 60, evaluation_periods: 1,
+                 threshold: 50, comparison_operator: gt}
+  metrics_alarm:
+    type: OS::Aodh::GnocchiAggregationByMetricsAlarm
+    properties: {metrics: [m1, m2], threshold: 10, aggregation_method: mean}
+outputs:
+  size: {value: {get_attr: [group, current_size]}}
+  alarm: {value: {get_attr: [cpu_alarm_high, show]}}
+  alarm_url: {value: {get_attr: [scaleup_policy, alarm_url]}}
+  event: {value: {get_attr: [event_alarm, show]}}
+"""
+
+
+def notify(url, alarm):
+    """What Aodh's notifier posts to an alarm action when the alarm goes to ``alarm``."""
+    body = {"alarm_name": alarm["name"], "alarm_id": alarm["id"], "severity": "low",
+            "previous": "insufficient data", "current": "alarm",
+            "reason": "Transition to alarm due to 1 samples outside threshold",
+            "reason_data": {"type": "threshold", "disposition": "outside", "count": 1}}
+    return requests.post(url, json=body, timeout=30)
+
+
+def test_an_aodh_alarm_calling_a_scaling_policy_grows_the_group(hc):
+    hc.stacks.validate(template=AUTOSCALING)
+    _, sid = create(hc, AUTOSCALING)
+    outputs = outputs_of(wait_stack(hc, sid, "CREATE_COMPLETE"))
+    assert outputs["size"] == 1
+    alarm = outputs["alarm"]
+    assert alarm["type"] == "gnocchi_aggregation_by_resources_threshold"
+    rule = alarm["gnocchi_aggregation_by_resources_threshold_rule"]
+    assert rule["metric"] == "cpu" and rule["query"] == '{"=": {"server_group": "%s"}}' % sid
+    assert alarm["alarm_actions"][1] == outputs["alarm_url"]
+    assert alarm["alarm_actions"][0].startswith("trust+http")
+    assert outputs["event"]["alarm_actions"] == ["trust+zaqar://?queue_name=vnf-events"]
+    assert outputs["event"]["event_rule"]["event_type"] == "compute.instance.update"
+    # The simulated cloud's alarms never evaluate: the test is Aodh's notifier.
+    assert notify(alarm["alarm_actions"][1], alarm).status_code == 200
+    for _ in range(150):
+        if outputs_of(hc.stacks.get(sid))["size"] == 2:
+            break
+        time.sleep(0.2)
+    assert outputs_of(hc.stacks.get(sid))["size"] == 2
+    # Suspend disables the alarms, resume enables them, as Heat.
+    hc.actions.suspend(sid)
+    wait_stack(hc, sid, "SUSPEND_COMPLETE")
+    assert outputs_of(hc.stacks.get(sid))["alarm"]["enabled"] is False
+    hc.actions.resume(sid)
+    wait_stack(hc, sid, "RESUME_COMPLETE")
+    assert outputs_of(hc.stacks.get(sid))["alarm"]["enabled"] is True
+    listed = {t.resource_type for t in hc.resource_types.list()}
+    assert {"OS::Aodh::Alarm", "OS::Aodh::EventAlarm", "OS::Aodh::GnocchiResourcesAlarm",
+            "OS::Aodh::GnocchiAggregationByMetricsAlarm",
+            "OS::Aodh::GnocchiAggregationByResourcesAlarm", "OS::Aodh::CompositeAlarm",
+            "OS::Aodh::PrometheusAlarm", "OS::Aodh::LBMemberHealthAlarm"} <= listed
+    assert "OS::Aodh::CombinationAlarm" not in listed
+    hc.stacks.delete(sid)
+    wait_deleted(hc, sid)
