@@ -625,3 +625,33 @@ def test_an_aodh_alarm_calling_a_scaling_policy_grows_the_group(hc):
     assert "OS::Aodh::CombinationAlarm" not in listed
     hc.stacks.delete(sid)
     wait_deleted(hc, sid)
+
+
+def _grown_to(hc, sid, size):
+    for _ in range(150):
+        if outputs_of(hc.stacks.get(sid))["size"] == size:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_an_aodh_alarm_under_a_stack_lock_follows_the_locks_mode(hc):
+    name, sid = create(hc, AUTOSCALING)
+    outputs = outputs_of(wait_stack(hc, sid, "CREATE_COMPLETE"))
+    alarm, url = outputs["alarm"], outputs["alarm_url"]
+    # Locked allowing signals: the alarm's call scales the group, and the lock holds.
+    hc.http_client.post(f"/stacks/{name}/{sid}/actions",
+                        data={"lock": {"level": "stacks", "allow": ["signal"]}})
+    wait_stack(hc, sid, "LOCK_COMPLETE")
+    assert notify(url, alarm).status_code == 200
+    assert _grown_to(hc, sid, 2)
+    wait_stack(hc, sid, "LOCK_COMPLETE")
+    hc.http_client.post(f"/stacks/{name}/{sid}/actions", data={"unlock": None})
+    wait_stack(hc, sid, "UNLOCK_COMPLETE")
+    # Locked without modes: the call is answered and ignored (docs/locking.md).
+    hc.http_client.post(f"/stacks/{name}/{sid}/actions", data={"lock": {"level": "stacks"}})
+    wait_stack(hc, sid, "LOCK_COMPLETE")
+    assert notify(url, alarm).status_code == 200
+    events = hc.events.list(sid, resource_name="scaleup_policy")
+    assert any("signal ignored: stack is locked" in e.resource_status_reason for e in events)
+    assert outputs_of(hc.stacks.get(sid))["size"] == 2
