@@ -171,12 +171,13 @@ def _refuse_long_integer(literal):
     return int(literal)
 
 
-def load_json(text, *, max_depth, max_nodes, what="request body"):
-    """``json.loads`` that refuses NaN/Infinity, duplicate keys, huge integers, bad text
-    and deep or huge documents."""
+def load_json(text, *, max_depth, max_nodes, what="request body", unique_keys=True):
+    """``json.loads`` that refuses NaN/Infinity, huge integers, bad text, deep or huge
+    documents and, unless ``unique_keys`` is false (then the last value of a key wins,
+    as in ``json.loads``), duplicate keys."""
     try:
         data = json.loads(text, parse_constant=_refuse_constant, parse_int=_refuse_long_integer,
-                          object_pairs_hook=_unique_object)
+                          object_pairs_hook=_unique_object if unique_keys else dict)
     except BadRequest as error:
         raise type(error)(f"The {what} is not valid: {error.message}") from None
     except RecursionError:

@@ -246,6 +246,12 @@ HEATWEB = {
     # values resolved while validating one template.
     "MAX_VALUE_BYTES": _env_int("HEATWEB_MAX_VALUE_BYTES", 1024 * 1024),
     "MAX_RESOLVED_BYTES": _env_int("HEATWEB_MAX_RESOLVED_BYTES", 4 * 1024 * 1024),
+    # Heat's [yaql] options (limit_iterators, memory_quota), and the seconds one yaql
+    # evaluation, and all of one validation or resolve, may take (stacks/hot/yaql_expressions.py).
+    "YAQL_LIMIT_ITERATORS": _env_int("HEATWEB_YAQL_LIMIT_ITERATORS", 200),
+    "YAQL_MEMORY_QUOTA": _env_int("HEATWEB_YAQL_MEMORY_QUOTA", 10000),
+    "YAQL_SECONDS": _env_float("HEATWEB_YAQL_SECONDS", 1.0),
+    "YAQL_TOTAL_SECONDS": _env_float("HEATWEB_YAQL_TOTAL_SECONDS", 5.0),
     "MAX_TIMEOUT_MINS": _env_int("HEATWEB_MAX_TIMEOUT_MINS", 7 * 24 * 60),
     # How long one minute of timeout_mins lasts, in seconds: tests shorten it.
     "MINUTE_SECONDS": _env_float("HEATWEB_MINUTE_SECONDS", 60),

@@ -96,6 +96,7 @@ class SoftwareDeployments(SoftwareDeploymentGroup):
     """Deprecated name of OS::Heat::SoftwareDeploymentGroup (as in Heat)."""
 
     type_name = "OS::Heat::SoftwareDeployments"
+    hidden = True  # Heat's support status: HIDDEN (neither listed nor described)
 
 
 @register
@@ -103,3 +104,4 @@ class StructuredDeployments(StructuredDeploymentGroup):
     """Deprecated name of OS::Heat::StructuredDeploymentGroup (as in Heat)."""
 
     type_name = "OS::Heat::StructuredDeployments"
+    hidden = True  # Heat's support status: HIDDEN (neither listed nor described)

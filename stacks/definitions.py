@@ -14,7 +14,7 @@ from django.conf import settings
 
 from heatweb.exceptions import BadRequest, HeatError, InvalidTemplate, RequestLimitExceeded, \
     ResourceTypeNotFound, ResourceTypeUnavailable, StackValidationFailed
-from stacks.hot import UNRESOLVED, Limits, Template, load_text
+from stacks.hot import UNRESOLVED, Limits, Template, YaqlLimits, load_text
 from stacks.hot.hooks import check_hooks
 from stacks.hot.environment import child_environment
 from stacks.hot.functions import contains_unresolved
@@ -57,7 +57,11 @@ def limits():
                   max_document_nodes=cfg["MAX_DOCUMENT_NODES"] * scale,
                   max_nesting=cfg["MAX_NESTING"],
                   max_value_bytes=cfg["MAX_VALUE_BYTES"],
-                  max_resolved_bytes=cfg["MAX_RESOLVED_BYTES"])
+                  max_resolved_bytes=cfg["MAX_RESOLVED_BYTES"],
+                  yaql=YaqlLimits(limit_iterators=cfg["YAQL_LIMIT_ITERATORS"],
+                                  memory_quota=cfg["YAQL_MEMORY_QUOTA"],
+                                  seconds=cfg["YAQL_SECONDS"],
+                                  total_seconds=cfg["YAQL_TOTAL_SECONDS"]))
 
 
 def check_files(files):
@@ -210,6 +214,7 @@ def build_definition(template, *, environment, files=None, stack_name=None, stac
                 raise StackValidationFailed(
                     f"Property error: resources.{name}.properties: must be a mapping")
             props = plugin.validate_properties(raw or {}, resource_name=name)
+            plugin.validate_with_files(props, files=files, resource_name=name)
             policy = template.resolve(defn.update_policy, known_params, None)
             if not contains_unresolved(policy):
                 plugin.validate_update_policy(policy, resource_name=name)

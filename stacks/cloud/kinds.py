@@ -90,6 +90,8 @@ KINDS = _kinds(
     Kind("secret", "key-manager", "Secret"),
     Kind("order", "key-manager", "Order"),
     Kind("secret_container", "key-manager", "Container"),
+    # Aodh (alarms of every type: ``type`` and its ``<type>_rule`` are fields)
+    Kind("alarm", "alarming", "Alarm"),
     # Octavia (members and L7 rules: "<pool id>/<member id>", "<policy id>/<rule id>")
     Kind("loadbalancer", "load-balancer", "Load balancer",
          refs={"vip_subnet_id": "subnet", "vip_network_id": "network"}),

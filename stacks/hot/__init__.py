@@ -7,6 +7,7 @@ from stacks.hot.parameters import Parameters, ParamSchema
 from stacks.hot.template import ResourceDefinition, Template
 from stacks.hot.values import UNRESOLVED
 from stacks.hot.versions import SUPPORTED_VERSIONS
+from stacks.hot.yaql_expressions import YaqlLimits
 
 __all__ = ["Limits", "ParamSchema", "Parameters", "ResourceDefinition", "SUPPORTED_VERSIONS",
-           "Template", "UNRESOLVED", "load_text"]
+           "Template", "UNRESOLVED", "YaqlLimits", "load_text"]

@@ -11,12 +11,14 @@ import itertools
 import json
 import math
 import re
+import time
 
 from heatweb.exceptions import InvalidTemplate, InvalidTemplateReference, \
     InvalidTemplateVersion, RequestLimitExceeded, StackValidationFailed, UserParameterMissing
 from stacks.hot.cfn_functions import CfnFunctions
 from stacks.hot.make_url import check_url_parts, make_url
 from stacks.hot.values import UNRESOLVED, as_text, contains_unresolved, item_at, join_texts
+from stacks.hot.yaql_expressions import YaqlError, evaluate, parse
 
 __all__ = ["Budget", "Resolver", "contains_unresolved", "function_name", "references"]
 
@@ -40,6 +42,7 @@ def function_name(snippet, functions, removed=frozenset()):
     return None
 
 
+YAQL_ANSWERS_KEPT = 256  # yaql answers a template keeps
 ITEM_SIZE = 8  # what one list item, map entry or scalar counts, besides its text
 
 
@@ -62,8 +65,16 @@ def value_size(value, limit):
 class Budget:
     """What the functions of one evaluation may produce: each value, and all of them."""
 
-    def __init__(self, *, per_value, total):
+    def __init__(self, *, per_value, total, yaql_seconds=5.0):
         self.per_value, self.total, self.spent = per_value, total, 0
+        self.yaql_seconds, self.yaql_left = yaql_seconds, yaql_seconds
+
+    def yaql_time(self, limits):
+        """The seconds the next yaql evaluation may take (one's and all's budget)."""
+        if self.yaql_left <= 0:
+            raise YaqlError(f"the template's yaql expressions took more than "
+                            f"{self.yaql_seconds:g} s together and were stopped.")
+        return min(limits.seconds, self.yaql_left)
 
     def check(self, size, path):
         """Refuse a value of ``size`` before it is made."""
@@ -338,7 +349,41 @@ class Resolver(CfnFunctions):
         return make_url(args)
 
     def fn_yaql(self, args, path):
-        raise InvalidTemplate(f'{path}: the "yaql" function is not supported by this service')
+        """Heat's yaql: ``expression`` evaluated on ``{"data": data}`` (see
+        ``stacks.hot.yaql_expressions`` for its budgets). A literal expression is
+        parsed even when its data is not known yet, as Heat's validate does."""
+        if not isinstance(args, dict) or "expression" not in args or set(args) - {
+                "expression", "data"}:
+            raise StackValidationFailed(
+                f'{path}: "yaql" syntax should be yaql:\n  expression: $.data.var1.sum()\n'
+                f'  data:\n    var1: [3, 2, 1]')
+        limits = self.template.limits.yaql
+        try:
+            if function_name(args["expression"], self.functions, self.removed) is None:
+                parse(args["expression"], limits)
+            expression = self.resolve(args["expression"], f"{path}.expression")
+            data = self.resolve(args.get("data", {}), f"{path}.data")
+            if contains_unresolved(expression) or contains_unresolved(data):
+                return UNRESOLVED
+            return self._yaql_answer(expression, data, limits)
+        except YaqlError as error:
+            raise StackValidationFailed(f"{path}: {error}") from None
+
+    def _yaql_answer(self, expression, data, limits):
+        # A template resolved again (validate, create, outputs) evaluates each once.
+        answers = self.template.yaql_answers
+        key = (expression, json.dumps(data, sort_keys=True, default=str))
+        if key not in answers:
+            seconds = self.budget.yaql_time(limits)
+            started = time.monotonic()
+            try:
+                answer = evaluate(expression, data, limits, seconds=seconds)
+            finally:
+                self.budget.yaql_left -= time.monotonic() - started
+            if len(answers) >= YAQL_ANSWERS_KEPT:
+                answers.pop(next(iter(answers)))
+            answers[key] = answer
+        return answers[key]
 
     FACADE_ATTRIBUTES = ("metadata", "deletion_policy", "update_policy")
     CFN_FACADE_ATTRIBUTES = {"Metadata": "metadata", "DeletionPolicy": "deletion_policy",

@@ -7,15 +7,18 @@ node count without expanding it (shared sub-trees are sized once, by
 ``heatweb.inputs``), so such a document is refused at parse time with flat
 memory, and so is one nested deeper than the budget or holding text that
 cannot be stored (lone surrogates, NUL), numbers that are not finite or
-integers too long to write back as text, or a mapping naming a key twice.
+integers too long to write back as text. A mapping that names a key twice
+keeps the last value, as Heat's loader (PyYAML's, and ``json.loads``) does:
+Magnum's cluster templates repeat a key and run on Heat.
 """
 from dataclasses import dataclass
 
 import yaml
 
 from heatweb.exceptions import BadRequest, InvalidTemplate, RequestLimitExceeded
-from heatweb.inputs import (MAX_INTEGER_DIGITS, DuplicateKey, InvalidInput, NestingTooDeep,
+from heatweb.inputs import (MAX_INTEGER_DIGITS, InvalidInput, NestingTooDeep,
                             bad_text, huge_integer, inspect_document, load_json)
+from stacks.hot.yaql_expressions import YaqlLimits
 
 
 
@@ -30,6 +33,7 @@ class Limits:
     max_nesting: int = 64
     max_value_bytes: int = 1024 * 1024
     max_resolved_bytes: int = 4 * 1024 * 1024
+    yaql: YaqlLimits = YaqlLimits()
 
 
 def _bounded_loader(limits, what):
@@ -66,11 +70,6 @@ def _bounded_loader(limits, what):
                 raise huge_integer(f"{what} (line {node.start_mark.line + 1})")
             return super().construct_yaml_int(node)
 
-        def construct_mapping(self, node, deep=False):
-            if isinstance(node, yaml.MappingNode):
-                _refuse_duplicate_keys(self, node)
-            return super().construct_mapping(node, deep=deep)
-
     BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
 
     # Heat reads "2016-10-14" as a string, not a date (and JSON cannot hold dates).
@@ -79,20 +78,6 @@ def _bounded_loader(limits, what):
                 if tag != "tag:yaml.org,2002:timestamp"]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
     return BoundedLoader
-
-
-def _refuse_duplicate_keys(loader, node):
-    """A mapping's own keys (merged ``<<`` keys may be overridden) are unique."""
-    seen = set()
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node,
-                                                                      yaml.ScalarNode):
-            continue
-        key = loader.construct_object(key_node)
-        if key in seen:
-            raise DuplicateKey(f"Duplicate key {str(key)[:200]!r} in a mapping "
-                               f"(line {key_node.start_mark.line + 1}).")
-        seen.add(key)
 
 
 def check_size(text, limits, *, what="Template", limit=None):
@@ -125,7 +110,8 @@ def load_text(text, limits=Limits(), *, what="template", limit=None):
     if text.lstrip().startswith("{"):
         try:
             return load_json(text, max_depth=limits.max_nesting,
-                             max_nodes=limits.max_document_nodes, what=what)
+                             max_nodes=limits.max_document_nodes, what=what,
+                             unique_keys=False)
         except InvalidInput:
             raise
         except BadRequest as error:

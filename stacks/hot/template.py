@@ -48,6 +48,7 @@ class Template:
         self.raw = raw
         self.files = files or {}
         self.limits = limits
+        self.yaql_answers = {}
         self._check_structure()
 
     @classmethod
@@ -232,7 +233,8 @@ class Template:
     def budget(self):
         """A fresh budget for the values one evaluation may produce (``Limits``)."""
         return Budget(per_value=self.limits.max_value_bytes,
-                      total=self.limits.max_resolved_bytes)
+                      total=self.limits.max_resolved_bytes,
+                      yaql_seconds=self.limits.yaql.total_seconds)
 
     def resolve(self, snippet, params, lookup, path="template", *, budget=None):
         return Resolver(self, params, lookup, budget).resolve(snippet, path)

@@ -205,6 +205,12 @@ class ResourcePlugin:
         return policy_values(cls.update_policy_schema, raw, resource_name=resource_name)
 
     @classmethod
+    def validate_with_files(cls, properties, *, files, resource_name):
+        """Checks that need the stack's ``files`` (a nested stack's template and the
+        template resources it names); called after ``validate_properties`` when a
+        stack is validated. Nothing by default."""
+
+    @classmethod
     def validate_properties(cls, raw, *, resource_name):
         """Typed properties with defaults; StackValidationFailed in Heat's words otherwise."""
         where = f"Property error: resources.{resource_name}.properties"

@@ -2,7 +2,7 @@
 
 The plugins talk to the cloud driver only (``stacks.cloud``).
 """
-from stacks.cloud.driver import SERVER_OPTIONS, CloudNotFound, nova_metadata
+from stacks.cloud.driver import SERVER_OPTIONS, CloudError, CloudNotFound, nova_metadata
 from stacks.resources import block_devices as bdm
 from stacks.resources import server_networks
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
@@ -379,9 +379,31 @@ class Server(ResourcePlugin):
         networks = {net: [a["addr"] for a in addrs]
                     for net, addrs in (server.get("addresses") or {}).items()}
         first = next((addrs[0] for addrs in networks.values() if addrs), "")
+        ids = self._network_ids(networks)
         return {"name": server["name"], "first_address": first, "accessIPv4": first,
-                "addresses": server["addresses"], "networks": networks,
+                "addresses": with_network_ids(server.get("addresses") or {}, ids),
+                "networks": with_network_ids(networks, ids),
                 "instance_name": f"instance-{server['id'][:8]}", "show": server}
 
     def get_attribute(self, name, *path):
         return self.attributes().get(name)
+
+    def _network_ids(self, networks):
+        """``{network name: id}`` of the networks a server's addresses are keyed by (a
+        name no network or several have is left out, as Heat's ``_extend_networks``)."""
+        ids = {}
+        for name in networks:
+            try:
+                ids[name] = self.cloud.object_find("network", name)
+            except CloudError:  # not found, or not unique
+                continue
+        return ids
+
+
+def with_network_ids(by_name, ids):
+    """``by_name`` with each network's entry also under its id, as Heat's server gives its
+    ``addresses`` and ``networks`` attributes (a template reads them by id or name)."""
+    out = dict(by_name)
+    for name, network_id in ids.items():
+        out.setdefault(network_id, by_name[name])
+    return out

@@ -134,7 +134,10 @@ class TestResource(ResourcePlugin):
 
     ``wait_secs`` delays every action's completion (``action_wait_secs``
     per action overrides it) without blocking a worker; ``fail`` fails the
-    action; ``update_replace`` makes any change a replacement.
+    action; ``update_replace`` makes any change a replacement. ``attr_wait_secs``
+    (Rally's templates set it) is Heat's delay of each read of ``output``: Heat
+    sleeps in the engine there; heatweb accepts it and never holds a worker or a
+    request on an attribute, so the value is answered at once.
     """
 
     type_name = "OS::Heat::TestResource"
@@ -153,6 +156,9 @@ class TestResource(ResourcePlugin):
         "client_name": Property("String", description="Ignored."),
         "entity_name": Property("String", description="Ignored."),
         "constraint_prop_secs": Property("Number", description="Ignored.", default=0),
+        "attr_wait_secs": Property("Number", description="Number value for timeout during "
+                                   "resolving output value (accepted; not waited).",
+                                   default=0, update_allowed=True),
     }
     attributes_schema = {"output": Attribute("The ``value`` property.")}
 

@@ -190,28 +190,38 @@ class NestedStackResource(ChildStackResource):
 
     @classmethod
     def validate_properties(cls, raw, *, resource_name):
-        """As Heat: a ``context.region_name`` the catalog lacks, or a template that does
-        not validate, is refused at the parent's create (400)."""
+        """As Heat: a ``context.region_name`` the catalog lacks is refused at the parent's
+        create (400)."""
         props = super().validate_properties(raw, resource_name=resource_name)
-        region = (props.get("context") or {}).get("region_name")
+        region = cls._region(props)
         if isinstance(region, str) and region and region not in known_regions():
             raise StackValidationFailed(
                 f'Cannot establish connection to Heat endpoint at region "{region}" due to '
                 f'"public endpoint for orchestration service in {region} region not found"')
-        template = props.get("template")
-        if isinstance(template, str):
-            from stacks.services.validation import nested_template_check
-
-            parameters = props.get("parameters")
-            try:
-                nested_template_check(template, parameters=parameters
-                                      if isinstance(parameters, dict) else None)
-            except HeatError as error:
-                region = region or next(iter(sorted(known_regions())), "")
-                raise StackValidationFailed(
-                    f'Failed validating stack template using Heat endpoint at region '
-                    f'"{region}" due to "ERROR: {error.message}"') from None
         return props
+
+    @classmethod
+    def validate_with_files(cls, properties, *, files, resource_name):
+        """As Heat's remote stack: its template validated with the parent's ``files`` (a
+        template resource or ``get_file`` in it names one); failing, the parent's 400."""
+        template = properties.get("template")
+        if not isinstance(template, str):
+            return
+        from stacks.services.validation import nested_template_check
+
+        parameters = properties.get("parameters")
+        try:
+            nested_template_check(template, files=files, parameters=parameters
+                                  if isinstance(parameters, dict) else None)
+        except HeatError as error:
+            region = cls._region(properties) or next(iter(sorted(known_regions())), "")
+            raise StackValidationFailed(
+                f'Failed validating stack template using Heat endpoint at region '
+                f'"{region}" due to "ERROR: {error.message}"') from None
+
+    @staticmethod
+    def _region(properties):
+        return (properties.get("context") or {}).get("region_name")
 
     def _template(self):
         return self.properties["template"]

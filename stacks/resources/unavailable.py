@@ -9,11 +9,15 @@ these types the same way: each is listed here with Heat's client name and
 service type (or, for Neutron's VPNaaS, the extension it needs); none has an implementation yet, so when the catalog does have
 the service the reason says heatweb does not implement the type.
 
-Sahara, Senlin, Monasca and Vitrage were retired, and ``OS::Heat::HARestarter``
-removed: Heat keeps their types
-HIDDEN, as resources that accept any properties and do nothing (Heat's
-``NoneResource``), so old templates still validate; heatweb does the same.
+Types Heat 27 keeps HIDDEN as placeholders (``HIDDEN_PLACEHOLDERS``): their
+service or API was retired (Sahara, Senlin, Monasca, Vitrage, Neutron's LBaaS
+v1 and v2, Designate's v1 domains and records, Magnum's bays) or the type was
+removed (``OS::Heat::HARestarter``). Heat 27 registers each as its
+``NoneResource`` with ``support_status`` HIDDEN and no client: any properties
+validate, create makes nothing and completes, every attribute is null; the
+type is neither listed nor described (``NotSupported``). heatweb does the same.
 """
+import uuid
 from functools import lru_cache
 
 from heatweb.exceptions import NotSupported, ResourceTypeUnavailable
@@ -22,14 +26,10 @@ from stacks.resources.heat_basic import NoneResource
 
 # (Heat's client name, catalog service type) -> the types of that service
 MISSING_SERVICES = {
-    ("aodh", "alarming"): (
-        "Alarm", "CombinationAlarm", "CompositeAlarm", "EventAlarm",
-        "GnocchiAggregationByMetricsAlarm", "GnocchiAggregationByResourcesAlarm",
-        "GnocchiResourcesAlarm", "LBMemberHealthAlarm", "PrometheusAlarm"),
     ("blazar", "reservation"): ("Host", "Lease"),
-    ("designate", "dns"): ("Domain", "Record", "RecordSet", "Zone"),
+    ("designate", "dns"): ("RecordSet", "Zone"),
     ("ironic", "baremetal"): ("Port",),
-    ("magnum", "container-infra"): ("Bay", "BayModel", "Cluster", "ClusterTemplate"),
+    ("magnum", "container-infra"): ("BayModel", "Cluster", "ClusterTemplate"),
     ("manila", "sharev2"): ("SecurityService", "Share", "ShareNetwork", "ShareType"),
     ("mistral", "workflowv2"): ("CronTrigger", "ExternalResource", "Workflow"),
     ("octavia", "load-balancer"): ("AvailabilityZone", "AvailabilityZoneProfile"),
@@ -42,14 +42,20 @@ MISSING_SERVICES = {
 MISSING_EXTENSIONS = {
     "vpnaas": ("VPNService", "IKEPolicy", "IPsecPolicy", "IPsecSiteConnection"),
 }
-RETIRED = {
+HIDDEN_PLACEHOLDERS = {
     "Sahara": ("Cluster", "ClusterTemplate", "DataSource", "ImageRegistry", "Job",
                "JobBinary", "NodeGroupTemplate"),
     "Senlin": ("Cluster", "Node", "Policy", "Profile", "Receiver"),
     "Monasca": ("AlarmDefinition", "Notification"),
     "Vitrage": ("Template",),
-    # Removed in Heat 10: existing templates keep a placeholder that does nothing.
     "Heat": ("HARestarter",),
+    # Heat's neutron/loadbalancer.py (LBaaS v1, hidden since 9.0.0) and
+    # neutron/lbaas/*.py (LBaaS v2, hidden since 21.0.0).
+    "Neutron": ("HealthMonitor", "Pool", "PoolMember", "LoadBalancer"),
+    "Neutron::LBaaS": ("LoadBalancer", "Listener", "Pool", "PoolMember", "HealthMonitor",
+                       "L7Policy", "L7Rule"),
+    "Designate": ("Domain", "Record"),
+    "Magnum": ("Bay",),
 }
 
 
@@ -142,14 +148,26 @@ def refuse_unavailable(type_name):
         registry.get_plugin(type_name)  # raises ResourceTypeUnavailable
 
 
-def _retired_type(project, name):
-    return type(f"{project}{name}", (NoneResource,), {
-        "__doc__": f"{project} was retired: accepted and does nothing, as Heat's hidden type.",
-        "type_name": f"OS::{project}::{name}", "hidden": True})
+class HiddenPlaceholder(NoneResource):
+    """Heat 27's hidden placeholder of a retired type: any properties are accepted,
+    nothing is made, its reference is a new UUID (Heat's ``NoneResource.handle_create``)."""
+
+    type_name = None
+    hidden = True
+
+    def handle_create(self):
+        self.physical_id = self.physical_id or str(uuid.uuid4())
+
+
+def _placeholder_type(project, name):
+    return type(f"{project.replace('::', '')}{name}", (HiddenPlaceholder,), {
+        "__doc__": f"Heat 27's hidden placeholder of a retired {project} type: any properties "
+                   f"are accepted and nothing is made.",
+        "type_name": f"OS::{project}::{name}"})
 
 
 _register_missing()
 _register_missing_extensions()
-for _project, _names in RETIRED.items():
+for _project, _names in HIDDEN_PLACEHOLDERS.items():
     for _name in _names:
-        registry.register(_retired_type(_project, _name))
+        registry.register(_placeholder_type(_project, _name))

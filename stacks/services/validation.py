@@ -126,16 +126,18 @@ def _nested_parameters(definition, files, *, project, ignore, depth):
     return found
 
 
-def nested_template_check(source, *, parameters=None, project_id=None):
+def nested_template_check(source, *, parameters=None, files=None, project_id=None):
     """A nested stack's template checked at its parent's create, as ``/validate`` checks
-    one: parameters not given may be missing, and a type may be a parent's file."""
-    template = parse_template(source, {})
+    one (with the parent's ``files``, as Heat passes them): parameters not given may be
+    missing, and a type may be a parent's file."""
+    files = files or {}
+    template = parse_template(source, files)
     given = {k: v for k, v in (parameters or {}).items() if k in template.param_schemas}
     # A value known only at create (a get_resource of the parent's) is a stand-in here, as
     # Heat validates with the resource's name: given, so a property it fills is present.
     values = {k: _stand_in(template.param_schemas[k]) if v is UNRESOLVED else v
               for k, v in given.items()}
-    _validated(template, normalize_environment({}, values), {}, project_id=project_id,
+    _validated(template, normalize_environment({}, values), files, project_id=project_id,
                ignore={"ResourceTypeNotFound"})
 
 

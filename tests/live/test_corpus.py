@@ -152,7 +152,13 @@ def _check_value_types(out):
                    "list": ["a", "b", "c"], "boolean": True}
 
 
+def _check_magnum_shape(out):
+    assert out == {"cidr": "10.0.66.0/24", "dns": ["8.8.8.8", "8.8.4.4"],
+                   "master_flavor": "m1.large"}
+
+
 CASES = [
+    Case("magnum_yaql_and_duplicate_keys.yaml", check=_check_magnum_shape),
     Case("hello_world.yaml", parameters={"flavor": "m1.tiny"},
          check=lambda o: _ip(o["server_ip"]) and o["server_name"]),
     Case("parameter_types.yaml", check=_check_parameter_types),

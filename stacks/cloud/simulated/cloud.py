@@ -32,7 +32,7 @@ class SimulatedCloud(SimulatedNova, SimulatedGlance, SimulatedNeutron, Simulated
 
     # The services it simulates (its catalog, as Heat's availability checks see it).
     SERVICES = ("compute", "image", "network", "identity", "orchestration", "block-storage",
-                "volumev3", "object-store", "key-manager", "load-balancer")
+                "volumev3", "object-store", "key-manager", "load-balancer", "alarming")
 
     def has_service(self, service_type):
         return service_type in self.SERVICES

@@ -2,7 +2,9 @@
 
 Like Octavia with its noop drivers: every object is ACTIVE at once (operating
 status ONLINE here; the real noop cloud leaves it OFFLINE); a load balancer
-gets a VIP address from its subnet; a listener, pool, member, monitor or L7
+gets a VIP port on its subnet (or takes the ``vip_port_id`` given), a real
+Neutron port named ``octavia-lb-<id>`` that goes when the load balancer is
+deleted, as Octavia makes and deletes it; a listener, pool, member, monitor or L7
 policy needs its parent; an object with children cannot be deleted (Octavia
 answers 409 unless cascading); a port is used by one listener of a load
 balancer only; a pool has one health monitor.
@@ -12,6 +14,7 @@ import uuid
 from stacks.cloud.driver import CloudError
 from stacks.cloud.simulated.objects import live
 
+VIP_OWNER = "Octavia"
 ACTIVE = {"provisioning_status": "ACTIVE", "operating_status": "ONLINE",
           "admin_state_up": True}
 CHILDREN = {"loadbalancer": (("listener", "loadbalancer_id"), ("pool", "loadbalancer_id")),
@@ -32,16 +35,37 @@ class SimulatedOctavia:
     """Mixin of ``SimulatedCloud``: the Octavia kinds' hooks."""
 
     def _complete_loadbalancer(self, fields, project_id):
-        subnet = self._resolve("subnet", fields.get("vip_subnet_id", "")) \
-            if fields.get("vip_subnet_id") else None
-        address = fields.get("vip_address")
-        if subnet is not None and not address:
-            address = self._port_ips(subnet.fields["network_id"],
-                                     [{"subnet_id": subnet.pk}])[0]["ip_address"]
-        return {**ACTIVE, "provider": "amphora", "description": "", **fields,
-                "vip_address": address, "vip_port_id": str(uuid.uuid4()),
-                "vip_network_id": subnet.fields["network_id"] if subnet else
-                fields.get("vip_network_id")}
+        lb_id = str(uuid.uuid4())
+        if fields.get("vip_port_id"):
+            port = self._resolve("port", fields["vip_port_id"])
+        else:
+            port = self._vip_port(lb_id, fields, project_id)
+        ips = port.fields.get("fixed_ips") or []
+        return {**ACTIVE, "provider": "amphora", "description": "", **fields, "id": lb_id,
+                "vip_port_id": port.pk, "vip_network_id": port.fields.get("network_id"),
+                "vip_subnet_id": ips[0]["subnet_id"] if ips else None,
+                "vip_address": ips[0]["ip_address"] if ips else None}
+
+    def _vip_port(self, lb_id, fields, project_id):
+        """Octavia's VIP port: on the VIP subnet (or network), with the address asked for."""
+        if fields.get("vip_subnet_id"):
+            subnet = self._resolve("subnet", fields["vip_subnet_id"])
+            network_id = subnet.fields["network_id"]
+            wanted = [{"subnet_id": subnet.pk, "ip_address": fields.get("vip_address")}]
+        elif fields.get("vip_network_id"):
+            network_id = self._resolve("network", fields["vip_network_id"]).pk
+            wanted = [{"ip_address": fields.get("vip_address")}]
+        else:
+            raise CloudError("Validation failure: VIP must contain one of: vip_port_id, "
+                             "vip_network_id, vip_subnet_id. (HTTP 400)")
+        return self._new_port(project_id, name=f"octavia-lb-{lb_id}", network_id=network_id,
+                              device_owner=VIP_OWNER, device_id=f"lb-{lb_id}",
+                              fixed_ips=[{k: v for k, v in ip.items() if v} for ip in wanted])
+
+    def _deleted_loadbalancer(self, row):
+        port = live("port", pk=row.fields.get("vip_port_id") or "").first()
+        if port is not None and port.fields.get("device_id") == f"lb-{row.pk}":
+            self.sim_row_delete(port)
 
     def _describe_loadbalancer(self, row, out):
         out["listeners"] = [{"id": r.pk} for r in live("listener", fields__loadbalancer_id=row.pk)]

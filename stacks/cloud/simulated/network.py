@@ -12,6 +12,8 @@ router with interfaces, a group used by a port) cannot be deleted.
 import ipaddress
 import uuid
 
+from django.db import transaction
+
 from stacks.cloud.driver import CloudError, CloudNotFound
 from stacks.cloud.models import SimObject
 from stacks.cloud.simulated.objects import live, not_found
@@ -22,6 +24,26 @@ ROUTER_GATEWAY = "network:router_gateway"
 
 def _mac():
     return "fa:16:3e:" + ":".join(uuid.uuid4().hex[i:i + 2] for i in (0, 2, 4))
+
+
+def already_allocated(address, subnet):
+    """Neutron's IpAddressAlreadyAllocated (409), for a port or a floating IP."""
+    return CloudError(f"IP address {address} already allocated in subnet {subnet.pk}. "
+                      f"(HTTP 409)")
+
+
+def _subnet_of(subnets, address):
+    """The subnet whose range holds ``address`` (Neutron's choice for a fixed IP given
+    without its subnet); the first subnet when there is no address or none holds it."""
+    if address:
+        try:
+            wanted = ipaddress.ip_address(address)
+        except ValueError:
+            wanted = None
+        for subnet in subnets:
+            if wanted is not None and wanted in ipaddress.ip_network(subnet.fields["cidr"]):
+                return subnet
+    return subnets[0] if subnets else None
 
 
 def _uses_subnet(port, subnet_id):
@@ -64,19 +86,32 @@ class SimulatedNeutron:
         subnets = list(live("subnet", fields__network_id=network_id).order_by("created_at"))
         out = []
         for wanted in fixed_ips or [{}]:
-            subnet = next((s for s in subnets if s.pk == wanted.get("subnet_id")),
-                          subnets[0] if subnets else None)
+            address = wanted.get("ip_address")
+            subnet = next((s for s in subnets if s.pk == wanted.get("subnet_id")), None) or \
+                _subnet_of(subnets, address)
             if subnet is None:
                 continue
-            address = wanted.get("ip_address") or self._next_address(subnet)
-            out.append({"subnet_id": subnet.pk, "ip_address": address})
+            taken = self._taken_addresses(subnet) | {ip["ip_address"] for ip in out}
+            if address in taken:
+                raise already_allocated(address, subnet)
+            out.append({"subnet_id": subnet.pk,
+                        "ip_address": address or self._next_address(subnet, taken)})
         return out
 
     @staticmethod
-    def _next_address(subnet):
+    def _taken_addresses(subnet):
+        """The addresses of ``subnet`` in use: its ports' and the floating IPs'. The
+        subnet's row is locked first (PostgreSQL; SQLite's IMMEDIATE transactions hold
+        the database) until the caller's transaction stores its port or floating IP, so
+        two made at once never get one address, as in Neutron."""
+        live("subnet", pk=subnet.pk).select_for_update().first()
         used = {ip["ip_address"] for port in live("port")
                 for ip in port.fields.get("fixed_ips", []) if ip["subnet_id"] == subnet.pk}
         used |= {fip.fields.get("floating_ip_address") for fip in live("floating_ip")}
+        return used
+
+    def _next_address(self, subnet, taken=None):
+        used = self._taken_addresses(subnet) if taken is None else taken
         hosts = ipaddress.ip_network(subnet.fields["cidr"]).hosts()
         next(hosts, None)  # the gateway's
         for host in hosts:  # lazily: an IPv6 /64 has 2**64 hosts
@@ -84,9 +119,10 @@ class SimulatedNeutron:
                 return str(host)
         raise CloudError(f"No more IP addresses available on subnet {subnet.pk}. (HTTP 409)")
 
-    def _new_port(self, project_id, **fields):
-        return self.sim_row_create("port", project_id=project_id, name="",
-                                   fields=self._complete_port(fields, project_id))
+    def _new_port(self, project_id, *, name="", **fields):
+        with transaction.atomic():  # its address taken before another port looks
+            return self.sim_row_create("port", project_id=project_id, name=name,
+                                       fields=self._complete_port(fields, project_id))
 
     # Networks, subnets, ports ---------------------------------------------------------
 
@@ -348,7 +384,11 @@ class SimulatedNeutron:
         if not subnets:
             raise CloudError(f"No more IP addresses available on network {network.pk}. "
                              f"(HTTP 409)")
-        address = fields.get("floating_ip_address") or self._next_address(subnets[0])
+        address = fields.get("floating_ip_address")
+        subnet = _subnet_of(subnets, address)
+        if address and address in self._taken_addresses(subnet):
+            raise already_allocated(address, subnet)
+        address = address or self._next_address(subnet)
         return {"tenant_id": project_id, "project_id": project_id, "description": "",
                 **fields, "floating_network_id": network.pk, "floating_ip_address": address,
                 **self._association(network.pk, fields.get("port_id"),

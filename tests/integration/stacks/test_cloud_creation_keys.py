@@ -77,7 +77,8 @@ def test_a_server_on_a_port_has_the_port_address_as_first_address():
     address = port.get_attribute("fixed_ips")[0]["ip_address"]
     assert address == "10.8.0.2"
     assert server.get_attribute("first_address") == address
-    assert server.get_attribute("networks") == {"blue": [address]}
+    # keyed by the network's name and, as Heat's, its id
+    assert server.get_attribute("networks") == {"blue": [address], net.physical_id: [address]}
     # As Heat, a delete the cloud refuses with a conflict is tried again on later polls
     # (the server's delete may be releasing the port), until CONFLICT_SECONDS have passed.
     cookie = net.handle_delete()

@@ -8,7 +8,7 @@ from heatweb.exceptions import NotSupported, ResourceTypeNotFound, ResourceTypeU
 from stacks.cloud.kinds import KINDS, resolve_refs
 from stacks.resources import registry
 from stacks.resources.cloud_object import CloudObjectResource
-from stacks.resources.unavailable import refuse_unavailable
+from stacks.resources.unavailable import check_extension, refuse_unavailable
 
 
 def validated(type_name, properties):
@@ -178,7 +178,6 @@ def test_refs_name_other_objects_at_any_depth():
 @pytest.mark.parametrize("type_name,service,service_type", [
     ("OS::Mistral::Workflow", "mistral", "workflowv2"),
     ("OS::Zaqar::Queue", "zaqar", "messaging"),
-    ("OS::Aodh::Alarm", "aodh", "alarming"),
     ("OS::Designate::Zone", "designate", "dns"),
     ("OS::Magnum::ClusterTemplate", "magnum", "container-infra"),
     ("OS::Zun::Container", "zun", "container"),
@@ -198,6 +197,17 @@ def test_a_type_of_a_missing_service_is_unavailable_not_unknown(type_name, servi
     assert type_name not in registry.list_types()
     with pytest.raises(ResourceTypeNotFound):
         registry.get_plugin("OS::Mistral::NoSuchThing")
+
+
+def test_aodh_types_are_unavailable_on_a_cloud_without_alarming(monkeypatch):
+    monkeypatch.setattr("stacks.resources.unavailable._in_catalog", lambda st: False)
+    for type_name in ("OS::Aodh::GnocchiAggregationByResourcesAlarm", "OS::Aodh::Alarm",
+                      "OS::Aodh::CombinationAlarm"):
+        with pytest.raises(ResourceTypeUnavailable) as raised:
+            check_extension(registry.get_plugin(type_name), type_name)
+        assert str(raised.value) == (
+            f"HEAT-E99001 Service aodh is not available for resource type {type_name}, "
+            f"reason: aodh alarming endpoint is not in service catalog.")
 
 
 def test_retired_types_are_hidden_none_resources_as_in_heat():

@@ -1,0 +1,151 @@
+"""Heat's ``yaql`` function: parsing and evaluating one expression within budgets.
+
+As in Heat (``heat.engine.hot.functions.Yaql``): the expression is parsed by
+the ``yaql`` package's engine with Heat's two options, ``yaql.limitIterators``
+(no collection of more than ``limit_iterators`` items, Heat's default 200) and
+``yaql.memoryQuota`` (``memory_quota`` bytes for what an operation builds,
+Heat's default 10000), and evaluated with ``{"data": <data>}`` as its input,
+so the expression reads ``$.data``.
+
+Those options bound what yaql builds, not how long it runs: ``range(200)``
+nested four times is 1.6 billion steps within both, and ``pow(10, 10**8)`` is
+one long call into C. So an expression is evaluated in a child process
+(``os.fork``: the parent's parsed engine, no import or start-up) that is
+killed when its time budget is spent, and whose address space is bounded;
+the parent never runs the expression itself. The answer comes back as JSON.
+"""
+import collections.abc  # noqa: F401  (yaql 3.2.0 uses collections.abc without importing it)
+import json
+import os
+import resource
+import select
+import signal
+import time
+from dataclasses import dataclass
+
+import yaql
+from yaql.language import exceptions as yaql_exceptions
+
+# What the child may map beyond the parent's address space, and answer.
+CHILD_EXTRA_BYTES = 256 * 1024 * 1024
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+
+_engines = {}
+
+
+@dataclass(frozen=True)
+class YaqlLimits:
+    """Heat's ``[yaql]`` options plus heatweb's clocks (settings ``HEATWEB``)."""
+
+    limit_iterators: int = 200
+    memory_quota: int = 10000
+    seconds: float = 1.0         # one evaluation
+    total_seconds: float = 5.0   # all evaluations of one pass (a validation, a resolve)
+
+
+class YaqlError(ValueError):
+    """An expression that cannot be parsed or evaluated; the message says why."""
+
+
+def engine(limits):
+    """yaql's parser with Heat's options (made once per set of options)."""
+    key = (limits.limit_iterators, limits.memory_quota)
+    if key not in _engines:
+        _engines[key] = yaql.YaqlFactory().create({
+            "yaql.limitIterators": limits.limit_iterators,
+            "yaql.memoryQuota": limits.memory_quota})
+    return _engines[key]
+
+
+def parse(expression, limits):
+    """The parsed expression; YaqlError with Heat's message when it is not yaql."""
+    if not isinstance(expression, str):
+        raise YaqlError('The "expression" argument to yaql must contain a string.')
+    try:
+        return engine(limits)(expression)
+    except yaql_exceptions.YaqlException as error:
+        raise YaqlError(f"Bad expression {error}.") from None
+    except RecursionError:
+        raise YaqlError("Bad expression: it is nested too deeply.") from None
+
+
+def evaluate(expression, data, limits, *, seconds):
+    """``expression`` evaluated on ``{"data": data}``, stopped after ``seconds``."""
+    statement = parse(expression, limits)
+    kind, value = _in_child(statement, data, seconds)
+    if kind == "timeout":
+        raise YaqlError(f"the expression took more than {seconds:g} s and was stopped.")
+    if kind != "ok":
+        raise YaqlError(value)
+    return value
+
+
+def _in_child(statement, data, seconds):
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: evaluate, write the answer, leave without cleanup
+        os.close(read_end)
+        try:
+            _child(statement, data, write_end)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    try:
+        return _read_answer(read_end, time.monotonic() + seconds)
+    finally:
+        os.close(read_end)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+
+
+def _child(statement, data, write_end):
+    try:
+        _bound_memory()
+        answer = ["ok", statement.evaluate({"data": data}, yaql.create_context())]
+    except yaql_exceptions.YaqlException as error:
+        answer = ["error", str(error)]
+    except MemoryError:
+        answer = ["error", "the expression needs more memory than allowed."]
+    except Exception as error:  # noqa: BLE001  any failure of the expression is its answer
+        answer = ["error", f"{type(error).__name__}: {error}"]
+    try:
+        text = json.dumps(answer, default=_as_json)
+    except (TypeError, ValueError) as error:
+        text = json.dumps(["error", f"the value cannot be used: {error}"])
+    view = memoryview(text.encode())
+    while view:
+        view = view[os.write(write_end, view):]
+
+
+def _as_json(value):
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def _bound_memory():
+    with open("/proc/self/statm") as statm:
+        mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    limit = mapped + CHILD_EXTRA_BYTES
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _read_answer(read_end, deadline):
+    chunks, size = [], 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([read_end], [], [], left)[0]:
+            return "timeout", None
+        chunk = os.read(read_end, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_ANSWER_BYTES:
+            return "error", f"the value is larger than {MAX_ANSWER_BYTES} bytes."
+    if not chunks:
+        return "error", "the expression's evaluation stopped without an answer."
+    return tuple(json.loads(b"".join(chunks)))
