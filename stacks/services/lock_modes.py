@@ -34,8 +34,9 @@ from convergence.services import new_traversal_id, stack_save_cas, traversal_fai
 from heatweb.exceptions import BadRequest, ConcurrentTransaction, HeatError
 from stacks.models import Resource, Stack
 from stacks.models import states as st
-from stacks.services.lifecycle import _stop_waiting_if_superseded, stack_rollback
+from stacks.services.lifecycle import stack_rollback
 from stacks.services.lock_windows import lock_expiry_schedule, lock_record
+from stacks.services.traversals import stop_waiting_if_superseded
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def stack_lock_interrupt(stack, *, how, user, lock_fields):
                 raise st.refusal_for(stack, "LOCK")
         else:
             stack_rollback(stack)
-            _stop_waiting_if_superseded(stack, f"{action}_IN_PROGRESS")
+            stop_waiting_if_superseded(stack, f"{action}_IN_PROGRESS")
         pending = {"pre_lock_state": None, "interrupted": f"{action} ({how})"}
         stack_save_cas(stack, expected_state=stack.state,
                        expected_traversal=stack.current_traversal,
