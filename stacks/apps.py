@@ -13,7 +13,9 @@ class StacksConfig(AppConfig):
         from convergence.recovery import on_stack_quiet, on_sweep
         from convergence.services import on_stack_failed, on_stack_settled, \
             on_traversal_finished
+        from stacks.definitions import definition_cache
         from stacks.resources.nested_stacks import nested
+        from stacks.selectors import stored_lookup
         from stacks.services import actions_registry, lifecycle, lock_healing, lock_modes, \
             lock_schedule, lock_windows, nested as nested_services, restart, snapshots
 
@@ -22,6 +24,8 @@ class StacksConfig(AppConfig):
         # hands a failed stack to the stack service (which decides to roll back)
         # and a quiet one to the service that starts its action over.
         nested.register(nested_services)
+        # A child's resource_facade reads its parent's stored resources (made of plugins).
+        definition_cache.stored_lookup_register(stored_lookup)
         # The door's table: the services that do each stack action (the door imports none).
         actions_registry.register_actions()
         on_stack_failed(lifecycle.stack_failed)
