@@ -7,7 +7,7 @@ from heatweb.tokens import is_cloud_admin
 from stacks.api.representations import heat_time
 from stacks.api.views import StackApiBase
 from stacks.lock_selectors import lock_history, locked_now
-from stacks.api.views import _action_args
+from stacks.api.views import action_args
 from stacks.services.actions import stack_action
 from stacks.services import lock_schedule
 from stacks.services.fleet import FLEET_ACTIONS, fleet_action
@@ -98,7 +98,7 @@ class FleetActionApi(StackApiBase):
         if action not in FLEET_ACTIONS:
             raise BadRequest(f"A fleet action is lock or unlock, not {str(action)[:40]}.")
         results = fleet_action(self.project, action, user=request.user, stacks=stacks,
-                               **selection, **_action_args(action, arg, body))
+                               **selection, **action_args(action, arg, body))
         return Response({"results": results})
 
 

@@ -25,7 +25,7 @@ BODY_ACTIONS = ("suspend", "resume", "check", "cancel_update", "cancel_without_r
                 "lock", "unlock", "detect_drift")
 
 
-def _action_args(action, arg, body):
+def action_args(action, arg, body):
     """The door's arguments for one ``{action: arg}`` of a request body."""
     if action != "lock":
         return {}
@@ -236,7 +236,7 @@ class StackActionApi(StackApiBase):
         if action not in BODY_ACTIONS:
             raise InvalidActionRequest(f"Invalid action {action} specified")
         stack_action(self.stack(stack_name, stack_id), action, user=request.user,
-                     **_action_args(action, arg, body))
+                     **action_args(action, arg, body))
         return Response(status=status.HTTP_200_OK)
 
 

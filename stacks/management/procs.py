@@ -23,3 +23,12 @@ def processes():
             continue
         yield Proc(pid=int(stat.parent.name), ppid=int(fields[1]), pgrp=int(fields[2]),
                    cpu_ticks=int(fields[11]) + int(fields[12]))
+
+
+def proc_status_kb(field):
+    """A field of this process's /proc status in kB (``VmHWM``: its peak memory)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0

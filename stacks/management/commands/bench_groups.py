@@ -30,9 +30,9 @@ from django.core.management.base import BaseCommand
 from heatweb.celery import app
 from heatweb.models import Project
 from stacks.management.commands.bench_cloud import LATENCY_SETTINGS, TaskCounter
-from stacks.management.commands.bench_nested import _proc_status_kb, reset_peak_memory, \
-    write_run_mode
+from stacks.management.commands.bench_nested import reset_peak_memory, write_run_mode
 from stacks.management.commands.bench_stacks import QueryCounter, stack_wait
+from stacks.management.procs import proc_status_kb
 from stacks.models import Resource, Stack
 from stacks.services import lifecycle
 
@@ -122,14 +122,14 @@ class Command(BaseCommand):
             sql, tasks = self.queries.count, self.tasks.total()
             began = time.perf_counter()
             stack = start(phase, size)
-            web_mb = _proc_status_kb("VmHWM") / 1024
+            web_mb = proc_status_kb("VmHWM") / 1024
             reset_peak_memory()
             state = self.wait(stack.pk, target, timeout)
             elapsed = time.perf_counter() - began
             row = {"shape": shape, "n": n, "phase": phase, "size": size, "state": state,
                    "seconds": elapsed, "sql": self.queries.count - sql,
                    "tasks": self.tasks.total() - tasks, "changed": max(changed, 1),
-                   "web_mb": web_mb, "worker_mb": _proc_status_kb("VmHWM") / 1024,
+                   "web_mb": web_mb, "worker_mb": proc_status_kb("VmHWM") / 1024,
                    "stored": self.stored_bytes(stack.pk)}
             rows.append(row)
             if state != target:
@@ -149,7 +149,7 @@ class Command(BaseCommand):
         row = Resource.objects.get(stack_id=stack_id, name="group", replaced_by__isnull=True)
         shown = resource_attributes(row)
         elapsed = time.perf_counter() - began
-        peak = _proc_status_kb("VmHWM") / 1024
+        peak = proc_status_kb("VmHWM") / 1024
         return {"shape": shape, "n": n, "phase": "show", "size": size,
                 "state": f"{len(shown.get('refs') or [])} refs", "seconds": elapsed,
                 "sql": self.queries.count - sql, "tasks": 0, "changed": n, "web_mb": peak,

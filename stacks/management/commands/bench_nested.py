@@ -29,6 +29,7 @@ from heatweb.models import Project
 from stacks.management.bench_siblings import print_siblings_table, run_siblings
 from stacks.management.commands.bench_cloud import TaskCounter
 from stacks.management.commands.bench_stacks import QueryCounter, stack_wait
+from stacks.management.procs import proc_status_kb
 from stacks.models import Resource, Stack
 from stacks.services import lifecycle
 
@@ -54,14 +55,6 @@ def tree_template(k):
 def tree_files(m):
     import yaml
     return {"leaf.yaml": yaml.safe_dump(leaf_template(m), sort_keys=False)}
-
-
-def _proc_status_kb(field):
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
 
 
 def reset_peak_memory():
@@ -153,7 +146,7 @@ class Command(BaseCommand):
             elapsed = time.perf_counter() - began
             row = {"n": n, "phase": phase, "state": state, "seconds": elapsed,
                    "sql": self.queries.count - sql, "tasks": self.tasks.total() - tasks,
-                   "peak_mb": _proc_status_kb("VmHWM") / 1024, "done": n}
+                   "peak_mb": proc_status_kb("VmHWM") / 1024, "done": n}
             if state != target:
                 row["done"] = self.reached(stack.pk, phase, n)
             rows.append(row)
