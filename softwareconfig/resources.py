@@ -15,7 +15,6 @@ from django.conf import settings
 
 from heatweb.api import as_uuid
 from heatweb.models import Project
-from softwareconfig import services
 from softwareconfig.components import ACTIONS, COMPONENT_GROUP, DEFAULT_ACTIONS, STATUS_CODE, \
     STDERR, STDOUT, check_component, check_io, component_config, derived_inputs, \
     reacting_actions
@@ -23,10 +22,14 @@ from softwareconfig.models import SoftwareConfig, SoftwareDeployment
 from stacks.cloud import HEATWEB_OBJECTS
 from stacks.hot.functions import contains_unresolved
 from stacks.models import Resource, Stack
+from stacks.resources.backends import ServiceInterface
 from stacks.resources.base import ResourceFailure, ResourcePlugin
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Length, Property
 from stacks.resources.signal_urls import signal_url
+
+# ``softwareconfig.services``, registered when the app is ready (SoftwareconfigConfig).
+deployments = ServiceInterface("software config services")
 
 _IO = {
     "inputs": Property("List", description="Inputs: name, description, type (String, Number, "
@@ -36,7 +39,7 @@ _IO = {
 }
 
 
-class _ConfigResource(ResourcePlugin):
+class ConfigResource(ResourcePlugin):
     """Stores a config row; the physical id is the config's id."""
 
     held_kind = "software_config"
@@ -58,7 +61,7 @@ class _ConfigResource(ResourcePlugin):
 
     def handle_create(self):
         group, config = self.group_and_config()
-        row = services.config_create(
+        row = deployments.config_create(
             project=Project(pk=self.context.project_id), name=self.context.stack_name + "-" +
             self.name, group=group, config=config, inputs=self.properties.get("inputs"),
             outputs=self.properties.get("outputs"), options=self.properties.get("options"))
@@ -77,7 +80,7 @@ class _ConfigResource(ResourcePlugin):
 
 
 @register
-class SoftwareConfigResource(_ConfigResource):
+class SoftwareConfigResource(ConfigResource):
     """A software config: a script (or any text) for the tool named by ``group``."""
 
     type_name = "OS::Heat::SoftwareConfig"
@@ -108,7 +111,7 @@ _CONFIG_ENTRY = Property("Map", schema={
 
 
 @register
-class SoftwareComponentResource(_ConfigResource):
+class SoftwareComponentResource(ConfigResource):
     """A software component: one config per lifecycle action, each with its tool.
 
     Stored with group ``component`` and ``config = {"configs": [...]}``; a
@@ -249,7 +252,7 @@ class SoftwareDeploymentResource(ResourcePlugin):
         waits = transport != "NO_SIGNAL"
         inputs = derived_inputs(source.inputs, values, self._deploy_inputs(action, transport)) \
             if reacts else None
-        row = services.deployment_publish(
+        row = deployments.deployment_publish(
             project_id=self.context.project_id, deployment=row,
             server_id=self.properties["server"], source=source if reacts else None,
             action=action, input_values=values, waits=waits, inputs=inputs,
@@ -337,7 +340,7 @@ class SoftwareDeploymentResource(ResourcePlugin):
             return False
         row = self._row()
         if row is not None:
-            services.deployment_delete(row)
+            deployments.deployment_delete(row)
         return True
 
     def handle_cancel(self, action, cookie):
@@ -348,13 +351,13 @@ class SoftwareDeploymentResource(ResourcePlugin):
     @staticmethod
     def _cancel(row):
         if row is not None and row.status == "IN_PROGRESS":
-            services.deployment_update(row, status="FAILED",
+            deployments.deployment_update(row, status="FAILED",
                                        status_reason="Deployment cancelled.")
 
     def handle_signal(self, details):
         if not self.physical_id:
             return "Signal: ignored, nothing deployed yet"
-        return services.deployment_signal(self.physical_id, details)
+        return deployments.deployment_signal(self.physical_id, details)
 
     # Attributes ------------------------------------------------------------------------
 

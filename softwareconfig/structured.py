@@ -16,7 +16,7 @@ import yaml
 
 from heatweb.api import as_uuid
 from softwareconfig.models import SoftwareConfig
-from softwareconfig.resources import SoftwareDeploymentResource, _ConfigResource
+from softwareconfig.resources import ConfigResource, SoftwareDeploymentResource
 from stacks.resources.base import ResourceFailure
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Property
@@ -25,7 +25,7 @@ UNGROUPED = "Heat::Ungrouped"
 
 
 @register
-class CloudConfigResource(_ConfigResource):
+class CloudConfigResource(ConfigResource):
     """cloud-init cloud-config, stored as a software config (``#cloud-config`` + YAML).
 
     Referenced by a server's ``user_data`` or a MultipartMime part; as it is
@@ -90,7 +90,7 @@ def mime_message(parts, config_text):
 
 
 @register
-class MultipartMimeResource(_ConfigResource):
+class MultipartMimeResource(ConfigResource):
     """A multi-part MIME message of configs (inline or other configs by id), stored as a
     software config; typically a server's ``user_data`` for cloud-init. A part of type
     ``multipart`` that is itself such a message is split into its parts.

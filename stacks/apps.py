@@ -13,15 +13,21 @@ class StacksConfig(AppConfig):
         from convergence.recovery import on_stack_quiet, on_sweep
         from convergence.services import on_stack_failed, on_stack_settled, \
             on_traversal_finished
+        from stacks.definitions import definition_cache
         from stacks.resources.nested_stacks import nested
-        from stacks.services import lifecycle, lock_healing, lock_modes, lock_schedule, \
-            lock_windows, nested as nested_services, restart, snapshots
+        from stacks.selectors import stored_lookup
+        from stacks.services import actions_registry, lifecycle, lock_healing, lock_modes, \
+            lock_schedule, lock_windows, nested as nested_services, restart, snapshots
 
         # Interfaces registered at start, so the lower layers import no stack
         # service: nested-stack plugins reach child stacks, and the engine
         # hands a failed stack to the stack service (which decides to roll back)
         # and a quiet one to the service that starts its action over.
         nested.register(nested_services)
+        # A child's resource_facade reads its parent's stored resources (made of plugins).
+        definition_cache.stored_lookup_register(stored_lookup)
+        # The door's table: the services that do each stack action (the door imports none).
+        actions_registry.register_actions()
         on_stack_failed(lifecycle.stack_failed)
         on_traversal_finished(snapshots.snapshot_finished)
         # A lock waiting for its stack to settle (an action under it, one it interrupted).

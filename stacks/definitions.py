@@ -14,7 +14,7 @@ from django.conf import settings
 
 from heatweb.exceptions import BadRequest, HeatError, InvalidTemplate, RequestLimitExceeded, \
     ResourceTypeNotFound, ResourceTypeUnavailable, StackValidationFailed
-from stacks.hot import UNRESOLVED, Limits, Template, YaqlLimits, load_text
+from stacks.hot import UNRESOLVED, Template, load_text
 from stacks.hot.hooks import check_hooks
 from stacks.hot.environment import child_environment
 from stacks.hot.functions import contains_unresolved
@@ -23,6 +23,7 @@ from stacks.resources import registry
 from stacks.resources.external import check_external, external_plugin
 from stacks.resources.unavailable import check_extension
 from stacks.resources.stack import TemplateResource
+from stacks.template_limits import limits
 
 ENV_SECTIONS = {"parameters", "parameter_defaults", "resource_registry", "event_sinks",
                 "encrypted_param_names", "parameter_merge_strategies"}
@@ -38,30 +39,6 @@ class StackDefinition:
 
     def plugin_for(self, name):
         return self.plugins[name]
-
-
-# The resource budget the template budgets below are sized for.
-TEMPLATE_BUDGET_RESOURCES = 1000
-
-
-def limits():
-    """The budgets of a template. An operator who raises ``MAX_RESOURCES_PER_STACK``
-    past 1,000 gets the template's bytes and nodes budgets raised in proportion: a
-    group of 10,000 members generates a members' template of 10,000 resources,
-    which must fit (the HTTP body stays bounded by ``MAX_REQUEST_BYTES``)."""
-    cfg = settings.HEATWEB
-    scale = max(1, -(-cfg["MAX_RESOURCES_PER_STACK"] // TEMPLATE_BUDGET_RESOURCES))
-    return Limits(max_template_bytes=cfg["MAX_TEMPLATE_BYTES"] * scale,
-                  max_resources=cfg["MAX_RESOURCES_PER_STACK"],
-                  max_yaml_aliases=cfg["MAX_YAML_ALIASES"],
-                  max_document_nodes=cfg["MAX_DOCUMENT_NODES"] * scale,
-                  max_nesting=cfg["MAX_NESTING"],
-                  max_value_bytes=cfg["MAX_VALUE_BYTES"],
-                  max_resolved_bytes=cfg["MAX_RESOLVED_BYTES"],
-                  yaql=YaqlLimits(limit_iterators=cfg["YAQL_LIMIT_ITERATORS"],
-                                  memory_quota=cfg["YAQL_MEMORY_QUOTA"],
-                                  seconds=cfg["YAQL_SECONDS"],
-                                  total_seconds=cfg["YAQL_TOTAL_SECONDS"]))
 
 
 def check_files(files):
@@ -339,6 +316,13 @@ class _DefinitionCache:
     def __init__(self, size=64):
         self.size = size
         self.items = OrderedDict()
+        # ``(stack) -> InputLookup`` of a stack's stored resources: a child's facade
+        # resolves its parent's references with it. Registered at start (StacksConfig.ready:
+        # ``stacks.selectors.stored_lookup``), as the lookup is made of plugins, above here.
+        self.stored_lookup = None
+
+    def stored_lookup_register(self, lookup):
+        self.stored_lookup = lookup
 
     def get(self, stack):
         """The stack's definition; its raw template is read only when it is not cached."""
@@ -374,10 +358,8 @@ class _DefinitionCache:
             try:
                 value = parent.template.resolve(snippet, parent.params, None, where)
                 if contains_unresolved(value):  # get_resource/get_attr: their stored data
-                    from stacks.selectors import stored_lookup
-
                     value = parent.template.resolve(snippet, parent.params,
-                                                    stored_lookup(stack.parent), where)
+                                                    self.stored_lookup(stack.parent), where)
             except HeatError:
                 return None
             return None if contains_unresolved(value) else value

@@ -15,7 +15,7 @@ from stacks.api.representations import Links, event_body, resource_body, stack_d
     stack_summary
 from stacks.hidden import hidden_values, hidden_values_by_stack, masked_environment
 from stacks.services import drift, lifecycle
-from stacks.definitions import limits
+from stacks.template_limits import limits
 from stacks.hot.loader import load_text
 from stacks.services.actions import stack_action
 from stacks.services.snapshots import check_adopt_enabled

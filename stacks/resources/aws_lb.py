@@ -17,7 +17,6 @@ template is refused there: ``ResourceTypeUnavailable`` for the alarm).
 from dataclasses import dataclass
 
 from heatweb.exceptions import StackValidationFailed
-from stacks.models import Stack
 from stacks.resources.base import cloud_call
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property, PropertyError
@@ -285,10 +284,7 @@ class LoadBalancer(ChildStackResource):
         return doc
 
     def _parent_parameters(self):
-        from stacks.definitions import definition_cache
-
-        parent = Stack.objects.select_related("raw_template").get(pk=self.context.stack_id)
-        params = definition_cache.get(parent).params
+        params = nested.stack_parameters(self.context.stack_id)
         return {name: params[name] for name in PARENT_PARAMETERS if name in params.schemas}
 
     def _addresses(self):

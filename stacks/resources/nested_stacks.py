@@ -7,22 +7,14 @@ the cloud driver is chosen by settings.
 """
 
 
-class NestedStacks:
+from stacks.resources.backends import ServiceInterface
+
+
+class NestedStacks(ServiceInterface):
     """``nested_create``, ``nested_update``, ``nested_delete``, ``nested_action``,
     ``nested_progress``, ``nested_outputs``, ``nested_resources_data``, ``nested_get``,
-    ``nested_lock``, ``nested_unlock`` and ``nested_unlock_progress`` of the registered
-    service module."""
-
-    def __init__(self):
-        self._service = None
-
-    def register(self, service):
-        self._service = service
-
-    def __getattr__(self, name):
-        if name.startswith("_") or self._service is None:
-            raise AttributeError(f"nested stack services not registered (asked for {name})")
-        return getattr(self._service, name)
+    ``nested_lock``, ``nested_unlock``, ``nested_unlock_progress``, ``stack_parameters``
+    and ``nested_template_check`` of the registered service module."""
 
 
-nested = NestedStacks()
+nested = NestedStacks("nested stack services")

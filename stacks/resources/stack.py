@@ -17,6 +17,7 @@ from stacks.resources.base import ResourceFailure, ResourcePlugin, attribute_pat
 from stacks.resources.registry import register
 from stacks.resources.nested_stacks import nested
 from stacks.resources.schema import Attribute, Property
+from stacks.template_limits import limits
 
 # Stored beside a nested stack's attributes: its outputs that cannot be resolved, each with
 # Heat's error for a get_attr of it (not an attribute of its own: not shown).
@@ -207,11 +208,9 @@ class NestedStackResource(ChildStackResource):
         template = properties.get("template")
         if not isinstance(template, str):
             return
-        from stacks.services.validation import nested_template_check
-
         parameters = properties.get("parameters")
         try:
-            nested_template_check(template, files=files, parameters=parameters
+            nested.nested_template_check(template, files=files, parameters=parameters
                                   if isinstance(parameters, dict) else None)
         except HeatError as error:
             region = cls._region(properties) or next(iter(sorted(known_regions())), "")
@@ -279,8 +278,6 @@ class TemplateResource(ChildStackResource):
 
     @classmethod
     def _read_body(cls):
-        from stacks.definitions import limits
-
         try:
             loaded = load_text(cls.template_body, limits(),
                                limit=settings.HEATWEB["MAX_FILE_BYTES"],

@@ -27,7 +27,7 @@ from stacks.models import DriftReport, Resource, Stack
 from stacks.models.events import stack_event
 from stacks.plugins import plugin_for, stack_context
 from stacks.resources.base import ResourceFailure
-from stacks.services.lock_windows import lock_record
+from stacks.services.lock_history import lock_record
 from stacks.services.resource_health import resource_health_set
 
 MAX_DEPTH = 5

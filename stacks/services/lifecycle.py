@@ -2,18 +2,16 @@
 by compare-and-swap, and starts a convergence traversal.
 
 Nothing is stored unless validation passed, and every refusal comes from the
-state table (``stacks.models.states``) through ``_begin``.
+state table (``stacks.models.states``) through ``stack_begin`` (``stacks.services.traversals``).
 """
 import uuid
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django_fsm import TransitionNotAllowed
 
-from convergence.graph import Graph, converge_graph, walk_graph
+from convergence.graph import walk_graph
 from convergence.services import new_traversal_id, stack_save_cas, traversal_begin, \
     traversal_fail
-from convergence.waiting import stack_stopped
 from heatweb.exceptions import StackExists, StackValidationFailed
 from heatweb.keystone import stack_trust_create
 from stacks.cloud import cloud_for_stack, cloud_for_user
@@ -28,57 +26,10 @@ from stacks.services import drift
 from stacks.services.create_replay import create_replayed
 from stacks.services.custom_constraints import check_custom_constraints
 from stacks.services.parameters import check_immutable_parameters
-from stacks.services.settled import settled_resources
+from stacks.services.traversals import live_resources, stack_begin, stack_converge, \
+    stop_waiting_if_superseded
 
 EMPTY_TEMPLATE = {"heat_template_version": "2013-05-23"}
-
-
-def _begin(stack, action, *, transition=None):
-    """Apply the ``begin_<transition or action>`` transition or raise the state table's
-    refusal for ``action``."""
-    try:
-        getattr(stack, f"begin_{transition or action.lower()}")()
-    except TransitionNotAllowed:
-        raise st.refusal_for(stack, action) from None
-
-
-def _live_resources(stack):
-    return list(Resource.objects.filter(stack=stack).exclude(state="DELETE_COMPLETE"))
-
-
-def _converge(stack, definition, raw, *, existing, reason, cas_fields, unchanged=False,
-              seed=None, old_raw=None):
-    """Resource rows for new names, the graph, the CAS save and the traversal.
-
-    ``unchanged``: the stack already is what the definition says, so the
-    traversal has no resource nodes (it completes at once: O(1) tasks).
-    ``seed``: ``{name: row fields}`` new rows start with (an adopt's physical ids).
-    ``old_raw`` (an update): resources that would find themselves unchanged and
-    stand alone get no node (``stacks.services.settled``).
-    """
-    current = {r.name: r for r in existing if r.replaced_by_id is None}
-    names = definition.resources if definition else {}
-    seed = seed or {}
-    new_rows = [Resource(stack=stack, name=n, type=d.type, template=raw, **seed.get(n, {}))
-                for n, d in names.items() if n not in current]
-    Resource.objects.bulk_create(new_rows, batch_size=500)
-    by_name = {**current, **{r.name: r for r in new_rows}}
-    new_requires = {
-        by_name[n].pk: sorted(by_name[d].pk for d in d_.depends_on if d in names)
-        for n, d_ in names.items()}
-    existing_requires = {r.pk: list(r.requires) for r in existing}
-    settled = settled_resources(current=current, definition=definition, raw=raw,
-                                old_raw=old_raw, new_requires=new_requires,
-                                existing_requires=existing_requires) \
-        if old_raw is not None and not unchanged else set()
-    graph = Graph() if unchanged else converge_graph(
-        new_requires={k: v for k, v in new_requires.items() if k not in settled},
-        existing_requires={k: v for k, v in existing_requires.items() if k not in settled},
-        in_new_template={by_name[n].pk for n in names if n in current} - settled,
-        no_cleanup=_never_replaced(definition, current))
-    traversal_id = new_traversal_id()
-    stack_save_cas(stack, current_traversal=traversal_id, **cas_fields)
-    traversal_begin(stack, traversal_id=traversal_id, graph=graph, reason=reason)
 
 
 def _source(template, old_raw=None):
@@ -139,10 +90,10 @@ def stack_create(*, project, user, name, template, environment=None, parameters=
             stack_trust_create(stack, user=user)
             old_state = stack.state
             action = "CREATE" if seed is None else "ADOPT"
-            _begin(stack, action)
-            _converge(stack, definition, raw, existing=[], reason=f"Stack {action} started",
-                      cas_fields=dict(expected_state=old_state, expected_traversal="",
-                                      action_started_at=timezone.now()), seed=seed)
+            stack_begin(stack, action)
+            stack_converge(stack, definition, raw, existing=[], reason=f"Stack {action} started",
+                           cas_fields=dict(expected_state=old_state, expected_traversal="",
+                                           action_started_at=timezone.now()), seed=seed)
             if seed is not None:  # the adopted objects' owner records, with their rows
                 holds_record_rows(stack, definition.plugins)
     except IntegrityError:
@@ -190,17 +141,17 @@ def stack_restore(stack, *, template, environment, files):
     with transaction.atomic():
         old_raw, old_state, old_traversal = stack.raw_template, stack.state, \
             stack.current_traversal
-        _begin(stack, "RESTORE")
+        stack_begin(stack, "RESTORE")
         raw = RawTemplate.objects.create(template=definition.template.raw, files=files,
                                          environment=environment)
         stack.raw_template = raw
-        _converge(stack, definition, raw, existing=_live_resources(stack),
-                  reason="Stack RESTORE started",
-                  cas_fields=dict(expected_state=old_state, expected_traversal=old_traversal,
-                                  raw_template_id=raw.pk, prev_raw_template_id=old_raw.pk,
-                                  parameters=environment.get("parameters", {}),
-                                  action_started_at=timezone.now(),
-                                  updated_at=timezone.now()))
+        stack_converge(stack, definition, raw, existing=live_resources(stack),
+                       reason="Stack RESTORE started",
+                       cas_fields=dict(expected_state=old_state, expected_traversal=old_traversal,
+                                       raw_template_id=raw.pk, prev_raw_template_id=old_raw.pk,
+                                       parameters=environment.get("parameters", {}),
+                                       action_started_at=timezone.now(),
+                                       updated_at=timezone.now()))
     return stack
 
 
@@ -228,7 +179,7 @@ def stack_update(stack, *, template=None, environment=None, parameters=None, fil
     with transaction.atomic():
         old_state, old_traversal = stack.state, stack.current_traversal
         kept = st.lock_kept(stack)
-        _begin(stack, "SCALE" if scaling else "UPDATE")
+        stack_begin(stack, "SCALE" if scaling else "UPDATE")
         raw = RawTemplate.objects.create(template=definition.template.raw, files=files,
                                          environment=env, source=_source(template, old_raw))
         fields = dict(raw_template_id=raw.pk, prev_raw_template_id=old_raw.pk,
@@ -241,27 +192,16 @@ def stack_update(stack, *, template=None, environment=None, parameters=None, fil
         if tags is not None:
             fields["tags"] = tags
         stack.raw_template = raw
-        existing = _live_resources(stack)
+        existing = live_resources(stack)
         drift.converge_apply(stack, existing, drifted)
-        _converge(stack, definition, raw, existing=existing, reason="Stack UPDATE started",
-                  cas_fields=dict(expected_state=old_state, expected_traversal=old_traversal,
-                                  **fields),
-                  unchanged=not drifted and _nothing_to_update(old_state, old_raw, raw,
-                                                               definition, existing),
-                  # A drifted resource's template is unchanged, its stored properties not.
-                  old_raw=None if drifted else old_raw)
+        stack_converge(stack, definition, raw, existing=existing, reason="Stack UPDATE started",
+                       cas_fields=dict(expected_state=old_state, expected_traversal=old_traversal,
+                                       **fields),
+                       unchanged=not drifted and _nothing_to_update(old_state, old_raw, raw,
+                                                                    definition, existing),
+                       # A drifted resource's template is unchanged, its stored properties not.
+                       old_raw=None if drifted else old_raw)
     return stack
-
-
-def _never_replaced(definition, current):
-    """Kept resources that no update can replace (their cleanup node would do nothing)."""
-    if definition is None:
-        return set()
-    return {res.pk for name, res in current.items()
-            if name in definition.resources and definition.resources[name].type == res.type
-            and res.action != "DELETE" and res.status != st.IN_PROGRESS
-            and res.state != "CHECK_FAILED"  # marked unhealthy: the update replaces it
-            and res.engine_id is None and definition.plugins[name].never_replaced()}
 
 
 def _nothing_to_update(old_state, old_raw, raw, definition, existing):
@@ -290,27 +230,20 @@ def stack_delete(stack):
     """Delete every resource (dependents first), then the stack."""
     with transaction.atomic():
         old_state, old_traversal = stack.state, stack.current_traversal
-        _begin(stack, "DELETE")
-        _converge(stack, None, None, existing=_live_resources(stack),
-                  reason="Stack DELETE started",
-                  cas_fields=dict(expected_state=old_state, expected_traversal=old_traversal,
-                                  action_started_at=timezone.now()))
-        _stop_waiting_if_superseded(stack, old_state)
+        stack_begin(stack, "DELETE")
+        stack_converge(stack, None, None, existing=live_resources(stack),
+                       reason="Stack DELETE started",
+                       cas_fields=dict(expected_state=old_state, expected_traversal=old_traversal,
+                                       action_started_at=timezone.now()))
+        stop_waiting_if_superseded(stack, old_state)
     return stack
-
-
-def _stop_waiting_if_superseded(stack, old_state):
-    """The new traversal supersedes one in progress: its waiting resources stop waiting at
-    the next poll round, now (not when their own wait would next be looked at)."""
-    if st.split(old_state)[1] == st.IN_PROGRESS:
-        stack_stopped(stack)
 
 
 def stack_rollback(stack):
     """Converge back to the previous template (or to nothing after a failed create)."""
     old_state, old_traversal = stack.state, stack.current_traversal
     was_create = stack.action == "CREATE"
-    _begin(stack, "ROLLBACK")
+    stack_begin(stack, "ROLLBACK")
     definition, raw, fields = None, None, {}
     if not was_create and stack.prev_raw_template_id:
         raw = stack.prev_raw_template
@@ -320,10 +253,10 @@ def stack_rollback(stack):
         fields = dict(raw_template_id=raw.pk, prev_raw_template_id=stack.raw_template_id,
                       parameters=raw.environment.get("parameters", {}))
         stack.raw_template = raw
-    _converge(stack, definition, raw, existing=_live_resources(stack),
-              reason="Stack ROLLBACK started",
-              cas_fields=dict(expected_state=old_state, expected_traversal=old_traversal,
-                              action_started_at=timezone.now(), **fields))
+    stack_converge(stack, definition, raw, existing=live_resources(stack),
+                   reason="Stack ROLLBACK started",
+                   cas_fields=dict(expected_state=old_state, expected_traversal=old_traversal,
+                                   action_started_at=timezone.now(), **fields))
 
 
 def stack_failed(stack, action):
@@ -337,8 +270,8 @@ def _walk(stack, action, *, reverse=False, traversal_id=None):
     with transaction.atomic():
         old_state, old_traversal = stack.state, stack.current_traversal
         kept = st.lock_kept(stack)  # an action the lock allows: the lock holds on
-        _begin(stack, action)
-        existing = [r for r in _live_resources(stack) if r.replaced_by_id is None]
+        stack_begin(stack, action)
+        existing = [r for r in live_resources(stack) if r.replaced_by_id is None]
         ids = {r.pk for r in existing}
         graph = walk_graph({r.pk: [x for x in r.requires if x in ids] for r in existing},
                            reverse=reverse)
@@ -379,7 +312,7 @@ def stack_cancel_update(stack):
         raise st.refusal_for(stack, "CANCEL_UPDATE")
     with transaction.atomic():
         stack_rollback(stack)
-        _stop_waiting_if_superseded(stack, "UPDATE_IN_PROGRESS")
+        stop_waiting_if_superseded(stack, "UPDATE_IN_PROGRESS")
     return stack
 
 

@@ -30,8 +30,9 @@ from stacks.models.events import resource_event
 from stacks.plugins import plugin_for, stack_context
 from stacks.resources.base import ResourceFailure
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
+from stacks.services.actions import stack_action
 from stacks.services.drift import drift_while_locked
-from stacks.services.lock_windows import lock_record
+from stacks.services.lock_history import lock_record
 
 log = logging.getLogger(__name__)
 MAX_PREVIEW_STACKS = 200
@@ -172,8 +173,6 @@ def lock_verify_sweep():
     Each stack is claimed by a conditional update, so several engines
     sweeping at once verify it once.
     """
-    from stacks.services.actions import stack_action
-
     now = timezone.now()
     stale = Q(lock_verified_at__isnull=True) | \
         Q(lock_verified_at__lt=now - timedelta(seconds=settings.HEATWEB["LOCK_VERIFY_SECONDS"]))

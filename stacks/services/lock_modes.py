@@ -34,8 +34,11 @@ from convergence.services import new_traversal_id, stack_save_cas, traversal_fai
 from heatweb.exceptions import BadRequest, ConcurrentTransaction, HeatError
 from stacks.models import Resource, Stack
 from stacks.models import states as st
-from stacks.services.lifecycle import _stop_waiting_if_superseded, stack_rollback
-from stacks.services.lock_windows import lock_expiry_schedule, lock_record
+from stacks.services.actions import stack_action
+from stacks.services.lifecycle import stack_rollback
+from stacks.services.lock_history import lock_record
+from stacks.services.lock_windows import lock_expiry_schedule
+from stacks.services.traversals import stop_waiting_if_superseded
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +96,7 @@ def stack_lock_interrupt(stack, *, how, user, lock_fields):
                 raise st.refusal_for(stack, "LOCK")
         else:
             stack_rollback(stack)
-            _stop_waiting_if_superseded(stack, f"{action}_IN_PROGRESS")
+            stop_waiting_if_superseded(stack, f"{action}_IN_PROGRESS")
         pending = {"pre_lock_state": None, "interrupted": f"{action} ({how})"}
         stack_save_cas(stack, expected_state=stack.state,
                        expected_traversal=stack.current_traversal,
@@ -155,8 +158,6 @@ def lock_resume(stack_id, *, look_again=True):
     comes back anyway, and a new chain of looks at each sweep grew to 36 tasks
     a second while 50 resources were being aborted).
     """
-    from stacks.services.actions import stack_action
-
     stack = Stack.objects.select_related("locked_by").filter(
         pk=stack_id, deleted_at__isnull=True, lock_pending__isnull=False).first()
     if stack is None or stack.status == st.IN_PROGRESS:

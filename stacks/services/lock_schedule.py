@@ -24,7 +24,9 @@ from heatweb.exceptions import BadRequest, EntityNotFound, HeatError, InvalidSta
 from stacks.models import LockWindow, Stack
 from stacks.models import states as st
 from stacks.models.events import stack_event
-from stacks.services.lock_windows import heat_time, lock_record, parse_time
+from stacks.services.actions import stack_action
+from stacks.services.lock_history import lock_record
+from stacks.services.lock_windows import heat_time, parse_time
 from stacks.services.locking import check_lock_arguments
 
 log = logging.getLogger(__name__)
@@ -115,8 +117,6 @@ def window_update(window, *, user, **fields):
 
 def window_cancel(window, *, user):
     """Cancel a window ahead; an active one ends now (the stack is unlocked through the door)."""
-    from stacks.services.actions import stack_action
-
     if window.state in OPEN_STATES:
         if LockWindow.objects.filter(pk=window.pk, state__in=OPEN_STATES).update(
                 state="cancelled", note=f"cancelled by {user.username if user else 'the engine'}"):
@@ -134,8 +134,6 @@ def window_cancel(window, *, user):
 
 def window_start(window_id):
     """Lock the stack of a due window (or make it wait, or fail it); safe to run twice."""
-    from stacks.services.actions import stack_action
-
     now = timezone.now()
     window = LockWindow.objects.select_related("stack", "stack__locked_by", "user").filter(
         pk=window_id, state__in=OPEN_STATES, starts_at__lte=now).first()

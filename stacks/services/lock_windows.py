@@ -1,4 +1,4 @@
-"""Locks that expire, and the lock history.
+"""Locks that expire.
 
 A lock may be taken for a window: ``expires_at`` (ISO 8601) or ``duration``
 (``"90s"``, ``"2h"``, ``"1d12h"``, or a number of seconds) in the lock body.
@@ -29,12 +29,13 @@ from heatweb.exceptions import BadRequest, HeatError
 from stacks.models import LockRecord, Stack
 from stacks.models.events import stack_event
 from stacks.models import states as st
+from stacks.services.actions import stack_action
+from stacks.services.lock_history import lock_record
 
 log = logging.getLogger(__name__)
 
 UNITS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
 EXPIRABLE_STATES = ("LOCK_COMPLETE", "LOCK_FAILED", "UNLOCK_FAILED")
-ENGINE = "the engine"
 
 
 def heat_time(value):
@@ -103,17 +104,6 @@ def lock_expiry_schedule(stack, when):
                traversal_id=new_traversal_id(), delay_seconds=delay)
 
 
-def lock_record(stack, kind, *, user=None, level="", reason="", expires_at=None,
-                held_seconds=None, detail="", allow=None):
-    """Add a row to ``stack``'s lock history (in the caller's transaction); ``allow`` is
-    the lock's mode (the stack's own by default)."""
-    return LockRecord.objects.create(
-        stack=stack, kind=kind, user=user if user and user.pk else None,
-        username=user.username if user else ENGINE, level=level or "", reason=reason or "",
-        expires_at=expires_at, held_seconds=held_seconds, detail=detail[:2000],
-        allow=list(stack.lock_allow or []) if allow is None else list(allow))
-
-
 def held_for(stack):
     return (timezone.now() - stack.locked_at).total_seconds() if stack.locked_at else None
 
@@ -142,8 +132,6 @@ def lock_expire(stack_id):
     Safe to run twice and from several engines at once: the door's
     compare-and-swap lets one unlock begin; the others find the stack moved.
     """
-    from stacks.services.actions import stack_action
-
     stack = Stack.objects.select_related("locked_by").filter(
         pk=stack_id, deleted_at__isnull=True, lock_expires_at__lte=timezone.now(),
         state__in=EXPIRABLE_STATES).first()

@@ -14,7 +14,7 @@ from heatweb.tokens import is_cloud_admin
 from stacks.models import Resource
 from stacks.models import states as st
 from stacks.services import lock_modes
-from stacks.services.lifecycle import _begin
+from stacks.services.traversals import stack_begin
 from stacks.services.lock_windows import expiry_note, held_for, lock_expiry_schedule, \
     lock_record, lock_window_end
 
@@ -37,7 +37,7 @@ def _require_may_change(stack, user):
 
 def _walk_start(stack, action, *, reason, transition=None, **fields):
     old_state, old_traversal = stack.state, stack.current_traversal
-    _begin(stack, action, transition=transition)
+    stack_begin(stack, action, transition=transition)
     existing = list(Resource.objects.filter(stack=stack, replaced_by__isnull=True)
                     .exclude(state__in=("DELETE_COMPLETE", st.INIT_COMPLETE)))
     ids = {r.pk for r in existing}

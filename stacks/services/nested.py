@@ -15,7 +15,7 @@ from django_fsm import can_proceed
 
 from heatweb.api import param_minutes
 from heatweb.exceptions import ConcurrentTransaction, RequestLimitExceeded, StackValidationFailed
-from stacks.definitions import parse_template
+from stacks.definitions import definition_cache, parse_template
 
 from stacks.hot.template import Template
 from stacks.models import Resource, Stack
@@ -26,6 +26,7 @@ from stacks.plugins import node_data, plugin_class, plugin_for, stack_context
 from stacks.selectors import stack_outputs
 from stacks.services import lifecycle
 from stacks.services.actions import stack_action
+from stacks.services.validation import nested_template_check  # noqa: F401 (the interface's)
 
 
 def nested_create(*, parent_id, resource_name, template, parameters, files, timeout_mins=None,
@@ -171,6 +172,13 @@ def nested_resources_data(child_id, names=None):
     for res in Resource.objects.filter(pk__in=others) if others else ():
         data[res.name] = node_data(res, plugin_for(ctx, res))
     return data
+
+
+def stack_parameters(stack_id):
+    """The typed parameters of a stack's definition (a plugin making a child's template
+    from its own stack's parameters)."""
+    stack = Stack.objects.select_related("raw_template").get(pk=stack_id)
+    return definition_cache.get(stack).params
 
 
 def nested_lock(child_id, *, parent_id):

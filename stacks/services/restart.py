@@ -18,7 +18,7 @@ from convergence.services import new_traversal_id, stack_save_cas, traversal_beg
 from stacks.models import Stack
 from stacks.models import states as st
 from stacks.definitions import build_definition
-from stacks.services.lifecycle import _converge, _live_resources
+from stacks.services.traversals import live_resources, stack_converge
 
 RESTARTABLE = ("CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME", "CHECK", "RESTORE", "ADOPT")
 
@@ -31,16 +31,17 @@ def stack_traversal_restart(stack_id, *, reason):
         if stack is None or stack.status != st.IN_PROGRESS or stack.action not in RESTARTABLE:
             return False
         cas = dict(expected_state=stack.state, expected_traversal=stack.current_traversal)
-        existing = _live_resources(stack)
+        existing = live_resources(stack)
         if stack.action in ("CREATE", "UPDATE", "RESTORE", "ADOPT"):
             raw = stack.raw_template
             definition = build_definition(
                 raw.template, environment=raw.environment, files=raw.files,
                 stack_name=stack.name, stack_id=str(stack.pk), project_id=stack.project_id,
                 strict=False)
-            _converge(stack, definition, raw, existing=existing, reason=reason, cas_fields=cas)
+            stack_converge(stack, definition, raw, existing=existing, reason=reason,
+                           cas_fields=cas)
         elif stack.action == "DELETE":
-            _converge(stack, None, None, existing=existing, reason=reason, cas_fields=cas)
+            stack_converge(stack, None, None, existing=existing, reason=reason, cas_fields=cas)
         else:
             _walk_again(stack, existing, reason=reason, cas=cas)
     return True

@@ -29,6 +29,7 @@ from stacks.plugins import plugin_context
 from stacks.resources import registry
 from stacks.resources.base import CREATION_KEY, ResourceFailure
 from stacks.services import lifecycle
+from stacks.services.traversals import stack_begin
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +163,7 @@ def stack_abandon(stack):
     with transaction.atomic():
         data = stack_data(stack)
         old_state, old_traversal = stack.state, stack.current_traversal
-        lifecycle._begin(stack, "ABANDON")
+        stack_begin(stack, "ABANDON")
         stack_event(stack, "Stack DELETE started (abandon)").save()
         stack.mark_complete()
         now = timezone.now()
