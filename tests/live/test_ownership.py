@@ -25,6 +25,16 @@ VICTIM = {
                         "properties": {"router": {"get_resource": "router"},
                                        "subnet": {"get_resource": "subnet"}}},
         "secgroup": {"type": "OS::Neutron::SecurityGroup"},
+        "port": {"type": "OS::Neutron::Port", "depends_on": ["subnet"],
+                 "properties": {"network": {"get_resource": "net"}}},
+        "qos": {"type": "OS::Neutron::QoSPolicy"},
+        "lb": {"type": "OS::Octavia::LoadBalancer",
+               "properties": {"vip_subnet": {"get_resource": "subnet"}}},
+        "listener": {"type": "OS::Octavia::Listener", "properties": {
+            "loadbalancer": {"get_resource": "lb"}, "protocol": "HTTP", "protocol_port": 80}},
+        "pool": {"type": "OS::Octavia::Pool", "properties": {
+            "listener": {"get_resource": "listener"}, "lb_algorithm": "ROUND_ROBIN",
+            "protocol": "HTTP"}},
         "server": {"type": "OS::Nova::Server",
                    "properties": {"image": "cirros", "flavor": "m1.tiny",
                                   "user_data_format": "SOFTWARE_CONFIG"}},
@@ -259,6 +269,13 @@ def _changer(case, ids):
             "v": {"type": "OS::Cinder::Volume", "properties": {"size": 1}},
             "a": {"type": "OS::Cinder::VolumeAttachment", "properties": {
                 "instance_uuid": ids["server"], "volume_id": {"get_resource": "v"}}}},
+        "trunk": {"t": {"type": "OS::Neutron::Trunk", "properties": {"port": ids["port"]}}},
+        "qos_rule": {"r": {"type": "OS::Neutron::QoSBandwidthLimitRule",
+                           "properties": {"policy": ids["qos"], "max_kbps": 1000}}},
+        "pool_member": {"m": {"type": "OS::Octavia::PoolMember", "properties": {
+            "pool": ids["pool"], "address": "10.77.0.50", "protocol_port": 80}}},
+        "listener_on_lb": {"l": {"type": "OS::Octavia::Listener", "properties": {
+            "loadbalancer": ids["lb"], "protocol": "HTTP", "protocol_port": 8080}}},
         # Only a reference: a port on the locked stack's network is not a change of it.
         "port_on_network": {"p": {"type": "OS::Neutron::Port",
                                   "properties": {"network": ids["net"]}}},
@@ -267,7 +284,7 @@ def _changer(case, ids):
 
 
 CHANGES = ("deployment", "router_interface", "extra_route", "security_group_rule",
-           "volume_attachment")
+           "volume_attachment", "trunk", "qos_rule", "pool_member", "listener_on_lb")
 
 
 @pytest.fixture(scope="module")
