@@ -35,7 +35,7 @@ fi
 
 kernel_package() {
     apt-cache depends linux-image-cloud-amd64 2>/dev/null \
-        | awk '/Depends: linux-image-/{print $2; exit}'
+        | awk '/Depends: linux-image-/ && !n {print $2; n = 1}'  # no early exit: SIGPIPE
 }
 KPKG=$(kernel_package)
 if [ -z "$KPKG" ]; then
@@ -43,7 +43,7 @@ if [ -z "$KPKG" ]; then
     KPKG=$(kernel_package)
 fi
 [ -n "$KPKG" ] || { say "no linux-image-cloud-amd64 in apt's lists"; exit 1; }
-KVERSION=$(apt-cache show "$KPKG" | awk '/^Version:/{print $2; exit}')
+KVERSION=$(apt-cache show "$KPKG" | awk '/^Version:/ && !n {print $2; n = 1}')
 key=$( { echo "$KPKG $KVERSION"; dpkg-query -W busybox-static curl; cat "$HERE/init" "$0"; } \
        | sha256sum | cut -c1-12)
 OUT=$G/image-$key
@@ -57,11 +57,11 @@ say "building $OUT ($KPKG $KVERSION)"
 W=$(mktemp -d "$G/build.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 mkdir -p "$G/debs" "$W/kpkg"
-deb=$(ls "$G/debs/${KPKG}_${KVERSION//:/%3a}"_*.deb 2>/dev/null | head -1 || true)
+deb=$(find "$G/debs" -name "${KPKG}_${KVERSION//:/%3a}_*.deb" | sort | tail -1)
 if [ -z "$deb" ]; then
     (cd "$G/debs" && apt-get download "$KPKG=$KVERSION" >/dev/null 2>"$W/download.err") \
         || { cat "$W/download.err" >&2; say "apt-get download $KPKG failed"; exit 1; }
-    deb=$(ls "$G/debs/${KPKG}_"*.deb | head -1)
+    deb=$(find "$G/debs" -name "${KPKG}_*.deb" | sort | tail -1)
 fi
 dpkg-deb -x "$deb" "$W/kpkg"
 KVER=$(ls "$W/kpkg/lib/modules")
@@ -85,7 +85,7 @@ mkdir -p "$R/etc/ssl/certs"
 : > "$R/etc/modules.order"
 for m in virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci \
          virtio_blk failover net_failover virtio_net cdrom isofs; do
-    f=$(find "$MODDIR" -name "$m.ko" -o -name "$m.ko.xz" | head -1)
+    f=$(find "$MODDIR" \( -name "$m.ko" -o -name "$m.ko.xz" \) -print -quit)
     [ -n "$f" ] || continue  # built into this kernel
     case $f in *.xz) xz -dc "$f" > "$R/lib/modules/$m.ko" ;; *) cp "$f" "$R/lib/modules/$m.ko" ;; esac
     echo "$m" >> "$R/etc/modules.order"
@@ -116,5 +116,7 @@ dpkg-query -W busybox-static curl >> "$W/out/MANIFEST"
 rm -rf "$OUT"
 mv "$W/out" "$OUT"
 ln -sfn "image-$key" "$G/image"
+# Earlier builds (running guests keep their open files).
+find "$G" -maxdepth 1 -name 'image-*' ! -name "image-$key" -exec rm -rf {} +
 say "built $OUT ($(du -sh "$OUT" | cut -f1))"
 echo "$OUT"
