@@ -16,11 +16,13 @@ from pathlib import Path
 import openstack
 import pytest
 
-from tests.openstack.keystone_support import Cloud, Heat, keystone_service, run_cli
+from tests.openstack.keystone_support import (CLOUD_BASE, Cloud, Heat, keystone_service,
+                                              run_cli)
 
 pytestmark = pytest.mark.openstack
 
 GUEST_IMAGE = "heatweb-guest"
+GUEST_STATE = CLOUD_BASE / "guests" / "run"  # the guest driver's state_dir
 # Guests boot under TCG, two at a time, on a machine other test runs share.
 TIMEOUT = 900
 
@@ -113,6 +115,7 @@ def test_three_guests_run_their_user_data_and_signal_one_wait_condition(request,
     assert qemu_guests(ids) == {}
     for server in servers.values():
         assert demo.compute.find_server(server.id) is None
+        assert not (GUEST_STATE / server.id).exists()  # its config drive and console
 
 
 def test_a_guest_pauses_suspends_resumes_and_reboots(request, tmp_path_factory):

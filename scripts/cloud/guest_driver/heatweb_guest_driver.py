@@ -295,6 +295,8 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
                 destroy_disks=True, destroy_secrets=True):
         if self._is_guest(instance):
             self._stop(instance)
+            if destroy_disks:  # Nova's delete calls destroy only (libvirt's cleans up there)
+                shutil.rmtree(self._dir(instance), ignore_errors=True)
         super().destroy(context, instance, network_info, block_device_info, destroy_disks,
                         destroy_secrets)
 
