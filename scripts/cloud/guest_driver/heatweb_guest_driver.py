@@ -122,7 +122,8 @@ class BootSlot:
 
 class GuestDriver(fake.FakeDriverWithoutFakeNodes):
     """FakeDriver (with a stable node identity in ``state_path/compute_id``, so
-    nova-compute can restart); a server of the guest image is also a QEMU process in ``STATE/<uuid>/``."""
+    nova-compute can restart); a server of the guest image is also a QEMU process,
+    its files in ``state_dir/<uuid>/``."""
 
     def __init__(self, virtapi, read_only=False):
         super().__init__(virtapi, read_only)
