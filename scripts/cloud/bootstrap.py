@@ -7,7 +7,8 @@ by ``scripts/cloud-up``:
   service (and ``heatweb``, the orchestration service user), and the
   catalog endpoints of Glance, Placement, Nova and Neutron.
 * ``compute``: waits until nova-compute, -conductor and -scheduler report up.
-* ``seed``: flavors, a tiny public image, the ``demo`` and ``alt`` projects
+* ``seed``: flavors, a tiny public image, the guest image (``heatweb-guest``:
+  servers of it boot as real QEMU guests, docs/guests.md), the ``demo`` and ``alt`` projects
   with their users (member, reader), and the ``clouds.yaml`` entries for them.
 * ``health``: one authenticated call per service; exit 1 when one fails.
 
@@ -16,6 +17,7 @@ Every step looks before it creates, so running it twice changes nothing.
 import argparse
 import sys
 import time
+from datetime import datetime, timezone
 
 import openstack
 
@@ -32,6 +34,11 @@ SERVICES = {
 FLAVORS = (("m1.tiny", "1", 512, 1, 1), ("m1.small", "2", 2048, 1, 20),
            ("m1.huge", "99", 512, 1, 1_000_000))
 IMAGE_NAME = "heatweb-tiny"
+# The guest driver (scripts/cloud/guest_driver) boots servers of this image as QEMU
+# guests from the cloud's own kernel and initramfs (BASE/guests/image); the bytes in
+# Glance only name them. img_config_drive=mandatory: Nova gives these servers (and
+# only these) a config drive, where the guest reads its user_data.
+GUEST_IMAGE_NAME = "heatweb-guest"
 # (user, project, role): the accounts tests and the Keystone mode sign in with.
 ACCOUNTS = (("demo-member", "demo", "member"), ("demo-reader", "demo", "reader"),
             ("alt-member", "alt", "member"))
@@ -75,17 +82,25 @@ def catalog(conn, password):
                                 region_id="RegionOne")
 
 
-def wait_compute(conn, timeout):
+def wait_compute(conn, timeout, after=None):
+    """Until the three report up (nova-compute with a report after ``after``, epoch
+    seconds, when given: a restarted one, not the heartbeat of the one it replaced)."""
     deadline = time.monotonic() + timeout
     wanted = {"nova-compute", "nova-conductor", "nova-scheduler"}
     up = set()
     while time.monotonic() < deadline:
         up = {s.binary for s in conn.compute.services()
-              if s.state == "up" and s.status == "enabled"}
+              if s.state == "up" and s.status == "enabled"
+              and (after is None or s.binary != "nova-compute" or reported_after(s, after))}
         if wanted <= up:
             return
         time.sleep(1)
     sys.exit(f"nova services not all up after {timeout}s: up are {sorted(up)}")
+
+
+def reported_after(service, after):
+    updated = service.updated_at and datetime.fromisoformat(service.updated_at.rstrip("Z"))
+    return bool(updated) and updated.replace(tzinfo=timezone.utc).timestamp() > after
 
 
 def seed(conn, password):
@@ -97,6 +112,11 @@ def seed(conn, password):
         conn.image.create_image(name=IMAGE_NAME, data=b"heatweb tiny image\n" * 64,
                                 disk_format="raw", container_format="bare",
                                 visibility="public")
+    if not conn.image.find_image(GUEST_IMAGE_NAME):
+        conn.image.create_image(
+            name=GUEST_IMAGE_NAME, data=b"heatweb busybox guest: BASE/guests/image\n",
+            disk_format="raw", container_format="bare", visibility="public",
+            img_config_drive="mandatory", os_distro="busybox")
     idn = conn.identity
     projects = {name: ensure_project(idn, name, f"heatweb test project {name}")
                 for name in ("demo", "alt")}
@@ -143,6 +163,7 @@ def main():
     parser.add_argument("step", choices=("catalog", "compute", "seed", "clouds-yaml", "health"))
     parser.add_argument("--password", required=True)
     parser.add_argument("--timeout", type=float, default=180)
+    parser.add_argument("--after", type=float, help="compute: a report after this epoch time")
     args = parser.parse_args()
     if args.step == "clouds-yaml":
         sys.stdout.write(clouds_yaml(args.password))
@@ -151,7 +172,7 @@ def main():
     if args.step == "catalog":
         catalog(conn, args.password)
     elif args.step == "compute":
-        wait_compute(conn, args.timeout)
+        wait_compute(conn, args.timeout, args.after)
     elif args.step == "seed":
         seed(conn, args.password)
     else:

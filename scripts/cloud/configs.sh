@@ -99,7 +99,10 @@ log_dir = $BASE/log
 state_path = $BASE/nova-state
 instances_path = $BASE/nova-state/instances
 transport_url = $RABBIT/$VH_NOVA
-compute_driver = fake.FakeDriver
+# The fake driver, plus a real QEMU guest for servers of the heatweb-guest image
+# (scripts/cloud/guest_driver; nova-compute runs as heatweb-nova-compute to load it).
+compute_driver = heatweb_guest.GuestDriver
+mkisofs_cmd = genisoimage
 host = heatweb-compute
 my_ip = 127.0.0.1
 graceful_shutdown_timeout = 5
@@ -132,6 +135,14 @@ workers = 1
 enabled = false
 [oslo_messaging_notifications]
 driver = noop
+[heatweb_guest]
+image_name = heatweb-guest
+kernel = $BASE/guests/image/vmlinuz
+initrd = $BASE/guests/image/initrd.cpio.gz
+state_dir = $BASE/guests/run
+host_ports_file = $BASE/guests/host-ports
+ports = 5000
+max_booting = 2
 EOF
     cat > "$BASE/etc/nova/nova-db.conf" <<EOF
 [api_database]

@@ -142,10 +142,21 @@ def keystone_service(config, tmp_path_factory):
         OS_CLOUD="heatweb-service")
     service.start()
     config.add_cleanup(service.stop)
+    allow_guest_port(service.port)
     done = service.manage("keystone_catalog", "--public-url", service.url, "--json")
     assert done.returncode == 0, done.stderr
     _services["service"] = service
     return service
+
+
+def allow_guest_port(port):
+    """Let the cloud's real guests reach ``127.0.0.1:port`` (a signal URL of this heatweb):
+    the guest driver forwards the ports listed in ``BASE/guests/host-ports`` into each
+    guest it starts (docs/guests.md)."""
+    path = CLOUD_BASE / "guests" / "host-ports"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as f:
+        f.write(f"{port}\n")
 
 
 def run_cli(args, env, *, timeout=180):

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# scripts/cloud/guest/build-image.sh BASE: the busybox guest of the one-machine cloud,
+# built from Debian's packages and cached under BASE/guests (called by scripts/cloud-up).
+#
+# The guest is Debian's cloud kernel (its .deb unpacked, never installed on the host)
+# and an initramfs of busybox-static, the host's curl with its libraries, 11 virtio
+# and isofs modules, and ./init (reads Nova's config drive, runs a shell user_data).
+# It lands in BASE/guests/image-KEY/{vmlinuz,initrd.cpio.gz}; KEY hashes what went into
+# it (the kernel package and version, busybox's and curl's versions, init and this
+# script), so a change of any of them builds a new one; BASE/guests/image points at
+# the current one. Prints the image directory.
+# Installs the host packages it and the guest driver need when one is missing
+# (qemu-system-x86 qemu-utils busybox-static genisoimage cpio socat curl).
+set -euo pipefail
+BASE=$(realpath -m "$1")
+HERE="$(cd "$(dirname "$0")" && pwd)"
+G=$BASE/guests
+mkdir -p "$G"
+say() { echo "guest image: $*" >&2; }
+
+sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+missing=()
+for pair in qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils /bin/busybox:busybox-static \
+            genisoimage:genisoimage cpio:cpio socat:socat curl:curl; do
+    command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    say "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >"$G/apt.log" 2>&1 \
+        || { $sudo apt-get update -q >>"$G/apt.log" 2>&1 \
+             && $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$G/apt.log" 2>&1; } \
+        || { tail -20 "$G/apt.log" >&2; say "apt-get install ${missing[*]} failed"; exit 1; }
+fi
+
+kernel_package() {
+    apt-cache depends linux-image-cloud-amd64 2>/dev/null \
+        | awk '/Depends: linux-image-/ && !n {print $2; n = 1}'  # no early exit: SIGPIPE
+}
+KPKG=$(kernel_package)
+if [ -z "$KPKG" ]; then
+    $sudo apt-get update -q >"$G/apt.log" 2>&1 || true
+    KPKG=$(kernel_package)
+fi
+[ -n "$KPKG" ] || { say "no linux-image-cloud-amd64 in apt's lists"; exit 1; }
+KVERSION=$(apt-cache show "$KPKG" | awk '/^Version:/ && !n {print $2; n = 1}')
+key=$( { echo "$KPKG $KVERSION"; dpkg-query -W busybox-static curl; cat "$HERE/init" "$0"; } \
+       | sha256sum | cut -c1-12)
+OUT=$G/image-$key
+if [ -f "$OUT/initrd.cpio.gz" ] && [ -f "$OUT/vmlinuz" ]; then
+    ln -sfn "image-$key" "$G/image"
+    echo "$OUT"
+    exit 0
+fi
+
+say "building $OUT ($KPKG $KVERSION)"
+W=$(mktemp -d "$G/build.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$G/debs" "$W/kpkg"
+deb=$(find "$G/debs" -name "${KPKG}_${KVERSION//:/%3a}_*.deb" | sort | tail -1)
+if [ -z "$deb" ]; then
+    (cd "$G/debs" && apt-get download "$KPKG=$KVERSION" >/dev/null 2>"$W/download.err") \
+        || { cat "$W/download.err" >&2; say "apt-get download $KPKG failed"; exit 1; }
+    deb=$(find "$G/debs" -name "${KPKG}_*.deb" | sort | tail -1)
+fi
+dpkg-deb -x "$deb" "$W/kpkg"
+KVER=$(ls "$W/kpkg/lib/modules")
+MODDIR=$W/kpkg/lib/modules/$KVER/kernel
+
+R=$W/root
+mkdir -p "$R"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,run,mnt,lib/modules,root}
+cp /bin/busybox "$R/bin/busybox"
+for a in $(/bin/busybox --list); do
+    [ -e "$R/bin/$a" ] || ln -s busybox "$R/bin/$a"
+done
+# Templates say #!/bin/bash: give them ash.
+printf '#!/bin/sh\nexec /bin/sh "$@"\n' > "$R/bin/bash"; chmod +x "$R/bin/bash"
+# The real curl: Heat's curl_cli uses options busybox wget lacks.
+install -D /usr/bin/curl "$R/usr/bin/curl"
+for l in $(ldd /usr/bin/curl | awk '/=>/{print $3} /ld-linux/{print $1}'); do
+    [ -f "$R$l" ] || install -D "$(readlink -f "$l")" "$R$l"
+done
+mkdir -p "$R/etc/ssl/certs"
+# Modules in load order (each after what its modinfo depends= names).
+: > "$R/etc/modules.order"
+for m in virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci \
+         virtio_blk failover net_failover virtio_net cdrom isofs; do
+    f=$(find "$MODDIR" \( -name "$m.ko" -o -name "$m.ko.xz" \) -print -quit)
+    [ -n "$f" ] || continue  # built into this kernel
+    case $f in *.xz) xz -dc "$f" > "$R/lib/modules/$m.ko" ;; *) cp "$f" "$R/lib/modules/$m.ko" ;; esac
+    echo "$m" >> "$R/etc/modules.order"
+done
+cat > "$R/etc/udhcpc.sh" <<'EOF'
+#!/bin/sh
+case "$1" in
+  bound|renew)
+    ip addr flush dev "$interface"
+    ip addr add "$ip/${mask:-24}" dev "$interface"
+    for r in $router; do ip route add default via "$r"; break; done
+    : > /etc/resolv.conf
+    for d in $dns; do echo "nameserver $d" >> /etc/resolv.conf; done ;;
+esac
+exit 0
+EOF
+chmod +x "$R/etc/udhcpc.sh"
+echo "root:x:0:0:root:/root:/bin/sh" > "$R/etc/passwd"
+echo "root:x:0:" > "$R/etc/group"
+printf '127.0.0.1 localhost\n' > "$R/etc/hosts"
+install -m 755 "$HERE/init" "$R/init"
+
+mkdir -p "$W/out"
+cp "$W"/kpkg/boot/vmlinuz-* "$W/out/vmlinuz"
+(cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) > "$W/out/initrd.cpio.gz"
+printf 'kernel %s %s\n' "$KPKG" "$KVERSION" > "$W/out/MANIFEST"
+dpkg-query -W busybox-static curl >> "$W/out/MANIFEST"
+rm -rf "$OUT"
+mv "$W/out" "$OUT"
+ln -sfn "image-$key" "$G/image"
+# Earlier builds (running guests keep their open files).
+find "$G" -maxdepth 1 -name 'image-*' ! -name "image-$key" -exec rm -rf {} +
+say "built $OUT ($(du -sh "$OUT" | cut -f1))"
+echo "$OUT"
