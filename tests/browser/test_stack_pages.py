@@ -185,7 +185,7 @@ def test_launch_lock_refuse_unlock_update(page, live_service, unique):
     assert_accessible(page, "events tab")
     page.get_by_role("link", name="Resources").click()
     expect(page.locator("#resource-server")).to_contain_text("OS::Heat::TestResource")
-    page.get_by_role("link", name="Template").click()
+    page.get_by_role("link", name="Template", exact=True).click()
     expect(page.locator("#tab-template pre").first).to_contain_text("immutable: true")
     assert_accessible(page, "template tab")
 
