@@ -236,10 +236,18 @@ def net_template(**net):
                         "name": {"value": {"get_attr": ["net", "name"]}}}}
 
 
-def test_external_id_adopts_an_object_and_never_deletes_it(hc):
-    owner_name, owner = create(hc, net_template(properties={"name": "adopted-net"}))
+def test_external_id_takes_an_object_no_one_holds_and_never_deletes_it(hc):
+    owner_name, owner = create(hc, net_template(properties={"name": "adopted-net"},
+                                                deletion_policy="Retain"))
     wait_stack(hc, owner, "CREATE_COMPLETE")
     net_id = outputs(hc, owner)["ref"]
+    # Held by the owner's resource: not taken (409, nothing stored).
+    with pytest.raises(heat_exc.HTTPConflict) as refused:
+        create(hc, net_template(external_id=net_id))
+    assert refused.value.error["error"]["type"] == "ObjectHeld"
+    assert f"is held by resource net of stack {owner_name}" in str(refused.value)
+    hc.stacks.delete(owner)
+    wait_deleted(hc, owner)  # retained: the network stays, held by no one
 
     _, adopter = create(hc, net_template(external_id=net_id))
     wait_stack(hc, adopter, "CREATE_COMPLETE")
@@ -254,25 +262,22 @@ def test_external_id_adopts_an_object_and_never_deletes_it(hc):
 
     hc.stacks.delete(adopter)
     wait_deleted(hc, adopter)
-    assert outputs(hc, owner)["name"] == "adopted-net"  # still there: never deleted
-    hc.stacks.update(owner, template=net_template(external_id=net_id))
-    stack = wait_stack(hc, owner, "UPDATE_FAILED")
-    assert "Update to property external_id of net" in stack.stack_status_reason
-    hc.stacks.delete(owner)
-    wait_deleted(hc, owner)  # its owner's delete does delete it
-    _, late = create(hc, net_template(external_id=net_id), disable_rollback=True)
-    assert "can not be found" in wait_stack(hc, late, "CREATE_FAILED").stack_status_reason
-    hc.stacks.delete(late)
-    wait_deleted(hc, late)
+    # Never deleted by the external resource: an adopt takes it (and its delete deletes it).
+    taker = hc.stacks.create(stack_name=f"taker{uuid.uuid4().hex[:6]}", adopt_stack_data={
+        "template": net_template(), "resources": {"net": {
+            "resource_id": net_id, "type": "OS::Neutron::Net"}}})["stack"]["id"]
+    wait_stack(hc, taker, "ADOPT_COMPLETE")
+    assert outputs(hc, taker)["name"] == "adopted-net"
+    hc.stacks.delete(taker)
+    wait_deleted(hc, taker)
+    with pytest.raises(heat_exc.HTTPNotFound):  # gone now
+        create(hc, net_template(external_id=net_id))
 
 
-def test_external_id_of_a_missing_object_fails_the_create_in_heats_words(hc):
-    _, stack_id = create(hc, net_template(external_id="no-such-net"), disable_rollback=True)
-    stack = wait_stack(hc, stack_id, "CREATE_FAILED")
-    assert "Invalid external resource: Resource no-such-net (OS::Neutron::Net) can not be " \
-           "found." in stack.stack_status_reason
-    hc.stacks.delete(stack_id)
-    wait_deleted(hc, stack_id)
+def test_external_id_of_a_missing_object_is_refused_before_anything_is_stored(hc):
+    with pytest.raises(heat_exc.HTTPNotFound) as refused:
+        create(hc, net_template(external_id="no-such-net"), disable_rollback=True)
+    assert "The network (no-such-net) could not be found." in str(refused.value)
 
 
 def test_heats_global_aliases_reach_older_templates(hc):
