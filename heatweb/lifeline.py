@@ -28,6 +28,10 @@ import time
 PR_SET_PDEATHSIG = 1
 LAUNCHER_ENV = "HEATWEB_LAUNCHER_PID"
 WATCH_SECONDS = 1
+# How long a process told to stop (SIGTERM: a Celery worker's warm shutdown) has before it
+# is killed: a stop that hangs, or a signal that came while it was still starting, must
+# not leave it running.
+GRACE_SECONDS = 15
 
 # Whether this process was forked by its parent's main thread (a fresh program is).
 _forked_by = {"main_thread": True}
@@ -43,12 +47,13 @@ os.register_at_fork(before=_before_fork)
 def die_with_parent(parent_pid, sig=signal.SIGKILL):
     """Have ``sig`` sent to this process when its parent ``parent_pid`` ends; when that
     parent has ended already, end now (with ``sig``'s default action)."""
-    if sys.platform.startswith("linux") and _forked_by["main_thread"]:
+    kernel = sys.platform.startswith("linux") and _forked_by["main_thread"]
+    if kernel:
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
             errno = ctypes.get_errno()
             raise OSError(errno, f"prctl(PR_SET_PDEATHSIG): {os.strerror(errno)}")
-    else:
+    if not kernel or sig != signal.SIGKILL:  # watched too: a stop that hangs is ended
         threading.Thread(target=_watch, args=(parent_pid, sig), name="lifeline",
                          daemon=True).start()
     if os.getppid() != parent_pid:
@@ -59,6 +64,9 @@ def _watch(parent_pid, sig):
     while os.getppid() == parent_pid:
         time.sleep(WATCH_SECONDS)
     _end(sig)
+    if sig != signal.SIGKILL:
+        time.sleep(GRACE_SECONDS)
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _end(sig):
