@@ -39,11 +39,21 @@ _IO = {
 }
 
 
+def _in_project(model, physical_id, project_id):
+    """Whether the config or deployment ``physical_id`` exists (in ``project_id``)."""
+    rows = model.objects.filter(pk=as_uuid(physical_id))
+    return rows.filter(project_id=project_id).exists() if project_id else rows.exists()
+
+
 class ConfigResource(ResourcePlugin):
     """Stores a config row; the physical id is the config's id."""
 
     held_kind = "software_config"
     held_cloud = HEATWEB_OBJECTS
+
+    @classmethod
+    def held_visible(cls, physical_id, *, project_id):
+        return _in_project(SoftwareConfig, physical_id, project_id)
 
     attributes_schema = {"config": Attribute("The config value of the software config.")}
 
@@ -165,6 +175,10 @@ class SoftwareDeploymentResource(ResourcePlugin):
     held_kind = "software_deployment"
     held_cloud = HEATWEB_OBJECTS
     changes_objects = {"server": "server"}
+
+    @classmethod
+    def held_visible(cls, physical_id, *, project_id):
+        return _in_project(SoftwareDeployment, physical_id, project_id)
     properties_schema = {
         "config": Property("String", description="Id of the software config to apply.",
                            update_allowed=True),

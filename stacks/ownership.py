@@ -20,13 +20,11 @@ per cloud, kind and physical id:
   deleted at any level.
 """
 import re
-import uuid
 
 from django.db import IntegrityError, transaction
 
 from heatweb.exceptions import Conflict, EntityNotFound, StackLocked
 from heatweb.tokens import is_cloud_admin
-from softwareconfig.models import SoftwareConfig, SoftwareDeployment
 from stacks.cloud import HEATWEB_OBJECTS, cloud_key
 from stacks.cloud.driver import CloudError
 from stacks.cloud.kinds import kind_of
@@ -128,22 +126,13 @@ def holds_record_rows(stack, plugins):
 
 # Taking over: adopt and external_id ------------------------------------------------------
 
-def _visible(cloud, kind, physical_id, *, project_id, heatweb_object):
-    if heatweb_object:
-        model = SoftwareConfig if kind == "software_config" else SoftwareDeployment
-        rows = model.objects.filter(pk=_uuid_or_none(physical_id))
-        return rows.filter(project_id=project_id).exists() if project_id else rows.exists()
+def _visible(cloud, plugin_cls, kind, physical_id, *, project_id):
+    if getattr(plugin_cls, "held_cloud", None) == HEATWEB_OBJECTS:
+        return plugin_cls.held_visible(physical_id, project_id=project_id)
     try:
         return cloud.visible_to(kind, physical_id, project_id=project_id)
     except CloudError:
         return False
-
-
-def _uuid_or_none(value):
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        return None
 
 
 def take_over_refusal(wanted, *, cloud, user, project_id, stack_id=None):
@@ -162,8 +151,8 @@ def take_over_refusal(wanted, *, cloud, user, project_id, stack_id=None):
         if key is None or not physical_id:
             continue
         holder_cloud, kind = key
-        if not _visible(cloud, kind, physical_id, project_id=None if admin else project_id,
-                        heatweb_object=holder_cloud == HEATWEB_OBJECTS):
+        if not _visible(cloud, plugin_cls, kind, physical_id,
+                        project_id=None if admin else project_id):
             return EntityNotFound(entity=label(kind), name=physical_id)
         hold = CloudHold.objects.filter(cloud=holder_cloud, kind=kind, physical_id=physical_id) \
             .exclude(stack_id=stack_id).select_related("stack", "resource").first()

@@ -128,6 +128,12 @@ class ResourcePlugin:
     # holder's stack is locked at level ``all``. A property only referring to an object
     # (a port's network, a server's image) is not listed.
     changes_objects = {}
+
+    @classmethod
+    def held_visible(cls, physical_id, *, project_id):
+        """For a type holding heatweb's own objects (``held_cloud``): whether the object
+        exists in ``project_id`` (None: in any project), for an adopt or ``external_id``."""
+        return False
     # The keys its ``update_policy`` section may have ({key: Property}); none: a policy
     # is refused, as Heat does.
     update_policy_schema = {}
