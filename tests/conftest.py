@@ -99,17 +99,20 @@ def _private_broker_for_this_process():
 
 
 UNIT_TESTS = Path(__file__).resolve().parent / "unit"
+BROWSER_TESTS = Path(__file__).resolve().parent / "browser"
 
 
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``openstack`` run in the openstack mode, and only they; the unit tests
-    (no database, no broker, no service) run in the embedded mode only: the distributed
-    mode would run the same code on the same inputs again."""
+    (no database, no broker, no service) and the browser tests (the pages: the same views
+    over the same API, the database's differences covered by the API tests) run in the
+    embedded mode only: the distributed mode would run the same code again."""
     mode = os.environ.get("HEATWEB_TEST_MODE")
     keep, drop = [], []
     for item in items:
         wanted = (item.get_closest_marker("openstack") is not None) == (mode == "openstack")
-        if mode == "distributed" and UNIT_TESTS in Path(str(item.fspath)).resolve().parents:
+        if mode == "distributed" and {UNIT_TESTS, BROWSER_TESTS} & \
+                set(Path(str(item.fspath)).resolve().parents):
             wanted = False
         (keep if wanted else drop).append(item)
     if drop:
