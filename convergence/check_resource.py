@@ -309,7 +309,8 @@ def action_finish(ctx, res, *, plugin, props, pending, keep_attributes=False):
     """The action is complete: the resource's new state, data and attributes saved, and
     its owner records with them (the object it now holds; none after its delete)."""
     action = pending.get("stateless_action") or res.action
-    if action != "DELETE" and not ownership.holds_changed(res, plugin):
+    if not ownership.holds_changed(res, plugin) and \
+            (action != "DELETE" or ownership.held_key(type(plugin)) is None):
         return _finish(ctx, res, plugin=plugin, props=props, pending=pending,
                        keep_attributes=keep_attributes)
     try:

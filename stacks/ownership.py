@@ -54,6 +54,13 @@ def held_key(plugin_cls):
     return getattr(plugin_cls, "held_cloud", None) or cloud_key(), kind
 
 
+def _cloud_of(kind):
+    """The cloud key under which an object of ``kind`` is held (heatweb's own, or the
+    configured cloud's)."""
+    return HEATWEB_OBJECTS if kind in ("software_config", "software_deployment") \
+        else cloud_key()
+
+
 def label(kind):
     """How an error names a kind ("server", "software config", "router interface")."""
     if kind in ("server", "image"):
@@ -146,16 +153,17 @@ def take_over_refusal(wanted, *, cloud, user, project_id, stack_id=None):
     the holding stack only when the caller may see it.
     """
     admin = user is not None and is_cloud_admin(user)
-    for name, plugin_cls, physical_id in wanted:
-        key = held_key(plugin_cls)
-        if key is None or not physical_id:
-            continue
-        holder_cloud, kind = key
+    wanted = [(name, cls, *held_key(cls), str(physical_id))
+              for name, cls, physical_id in wanted if physical_id and held_key(cls)]
+    # Every hold asked for in one query, not one per resource of the adopt.
+    held = {(h.cloud, h.kind, h.physical_id): h for h in CloudHold.objects.filter(
+        physical_id__in=[w[4] for w in wanted]).exclude(stack_id=stack_id)
+        .select_related("stack", "resource")}
+    for name, plugin_cls, holder_cloud, kind, physical_id in wanted:
         if not _visible(cloud, plugin_cls, kind, physical_id,
                         project_id=None if admin else project_id):
             return EntityNotFound(entity=label(kind), name=physical_id)
-        hold = CloudHold.objects.filter(cloud=holder_cloud, kind=kind, physical_id=physical_id) \
-            .exclude(stack_id=stack_id).select_related("stack", "resource").first()
+        hold = held.get((holder_cloud, kind, physical_id))
         if hold is not None:
             return ObjectHeld(_held_message(hold, kind, physical_id, name,
                                             seen=admin or hold.stack.project_id == project_id))
@@ -237,8 +245,7 @@ def change_refusal(objects, *, stack=None, project_id=None, user=None, cloud_dri
     admin = user is not None and is_cloud_admin(user)
     own = None
     for kind, value in objects:
-        cloud = HEATWEB_OBJECTS if kind in ("software_config", "software_deployment") \
-            else cloud_key()
+        cloud = _cloud_of(kind)
         for hold in _holds_of(cloud, kind, value, cloud_driver=cloud_driver):
             if stack is not None and hold.stack.project_id != stack.project_id and \
                     not (stack.user_id and is_cloud_admin(stack.user)):
@@ -286,8 +293,7 @@ def action_change_refusal(res, plugin, *, action, properties, stack):
 
 def object_holder_stack(kind, physical_id):
     """The stack of the resource holding ``kind`` object ``physical_id`` here, or None."""
-    cloud = HEATWEB_OBJECTS if kind in ("software_config", "software_deployment") \
-        else cloud_key()
+    cloud = _cloud_of(kind)
     hold = CloudHold.objects.filter(cloud=cloud, kind=kind, physical_id=str(physical_id)) \
         .select_related("stack").first()
     return hold.stack if hold is not None else None
