@@ -120,6 +120,27 @@ def pytest_collection_modifyitems(config, items):
         items[:] = keep
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test that used a live service gets its processes' last log lines in its
+    report: CI keeps only what the run prints, not ``tests/artifacts/``."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    for service in list(LiveService.running):
+        for name in service.processes:
+            lines = [line for line in _tail(service.log_path(name), 400).splitlines()
+                     if any(mark in line for mark in LOG_MARKS)
+                     and "No hostname was supplied" not in line][-12:]
+            if lines:
+                report.sections.append((f"{service.mode} {service.name} {name}: last "
+                                        f"warnings and errors", "\n".join(lines)))
+
+
+LOG_MARKS = ("ERROR", "WARNING", "CRITICAL", "Traceback", "Error:", "Exception")
+
+
 def pytest_unconfigure(config):
     if _PRIVATE_BROKER_DIR is not None:
         shutil.rmtree(_PRIVATE_BROKER_DIR, ignore_errors=True)
@@ -197,6 +218,8 @@ class LiveService:
     """The web server (heatweb.web) + Celery workers as real processes, with an environment
     of their own."""
 
+    running = set()  # the services started and not yet stopped (for failure reports)
+
     def __init__(self, tmp_dir, *, name="live", workers=2, **settings):
         self.name = name
         self.workers = workers
@@ -270,6 +293,7 @@ class LiveService:
             self.stop()
             raise RuntimeError(f"migrate failed for the live service:\n{migrated.stdout}\n"
                                f"{migrated.stderr}")
+        LiveService.running.add(self)
         self.start_web()
         for number in range(1, workers + 1):
             self.start_worker(f"w{number}")
@@ -341,6 +365,7 @@ class LiveService:
                 pass
             log.close()
         self.processes = {}
+        LiveService.running.discard(self)
         if self.database:
             self.database.drop()
 
