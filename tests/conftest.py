@@ -138,6 +138,25 @@ def pytest_runtest_makereport(item, call):
                                         f"warnings and errors", "\n".join(lines)))
 
 
+_file_seconds = {}
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::", 1)[0]
+    _file_seconds[path] = _file_seconds.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The files that took the most time (setup, call and teardown summed): where the
+    run's budget goes, beside ``--durations``' single tests."""
+    if not _file_seconds:
+        return
+    total = sum(_file_seconds.values())
+    terminalreporter.write_sep("=", f"slowest files ({total / 60:.1f} min in all)")
+    for path, seconds in sorted(_file_seconds.items(), key=lambda kv: -kv[1])[:15]:
+        terminalreporter.write_line(f"{seconds:8.1f}s  {path}")
+
+
 LOG_MARKS = ("ERROR", "WARNING", "CRITICAL", "Traceback", "Error:", "Exception")
 
 
