@@ -18,7 +18,7 @@ from heatweb.admin import ReadOnlyAdmin
 from heatweb.exceptions import HeatError
 from stacks.models import Resource
 from stacks.models import states as st
-from stacks.pages.topology import layout
+from stacks.topology import layout
 
 
 class WaitingFilter(admin.SimpleListFilter):

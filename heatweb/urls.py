@@ -4,7 +4,6 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from heatweb import health
-from stacks.api.webhooks import SignalWebhookApi, SimulatedTempUrlApi
 
 urlpatterns = [
     path("healthz", health.healthz),
@@ -14,10 +13,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/<str:tenant_id>/", include("stacks.api.urls")),
     path("v1/<str:tenant_id>/", include("softwareconfig.api.urls")),
-    path("webhooks/signal/<uuid:resource_id>/<str:signature>", SignalWebhookApi.as_view(),
-         name="signal-webhook"),
-    path("sim/object-store/<str:container>/<str:name>", SimulatedTempUrlApi.as_view(),
-         name="sim-temp-url"),
+    path("", include("stacks.api.webhook_urls")),
     path("software/", include("softwareconfig.pages.urls")),
     path("", include("stacks.pages.urls")),
 ]

@@ -9,8 +9,10 @@ class SoftwareconfigConfig(AppConfig):
         import softwareconfig.deployment_groups  # noqa: F401 - registers the resource plugins
         import softwareconfig.resources  # noqa: F401
         import softwareconfig.structured  # noqa: F401
-        from softwareconfig import resources, services
+        from softwareconfig import door, resources, services
 
         # The plugins store their configs and deployments through the services, which
         # they do not import (the services poke the engine's waits).
         resources.deployments.register(services)
+        # A deployment's writes through its stack's door (the door's table of actions).
+        door.register_actions()

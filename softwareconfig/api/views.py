@@ -5,8 +5,8 @@ from rest_framework.response import Response
 from heatweb.api import TenantAPIView
 from heatweb.exceptions import BadRequest
 from softwareconfig import services
+from softwareconfig.door import deployment_action
 from softwareconfig.services import config_body
-from stacks.services.actions import deployment_action
 
 
 def deployment_body(row):

@@ -27,7 +27,7 @@ from stacks.hidden import hidden_values, mask, masked_environment
 from stacks.pages.parameter_forms import StackParametersForm, StackUpdateForm, \
     environment_from_text
 from stacks.pages.hidden_carry import carry_scope
-from stacks.pages.topology import layout
+from stacks.topology import layout
 from stacks.definitions import definition_cache
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 from stacks.services import actions as door

@@ -18,10 +18,7 @@ lock, a verified lock failing) calls ``stack_action`` like any other way in.
 from django_fsm import can_proceed
 
 from heatweb.exceptions import Forbidden, InvalidActionRequest, StackLocked
-from softwareconfig import services as deployments
-from stacks.models import Resource
 from stacks.models import states as st
-from stacks.ownership import change_refusal
 from stacks.services.lock_history import lock_record
 
 # name -> handler(stack, *, user, **args): what the action does once the state allows it.
@@ -91,47 +88,3 @@ def stack_action(stack, action, /, *, user=None, **args):
         if action in ("lock", "unlock") and stack.is_locked:
             refusal_record(stack, action, user, refusal)
         raise
-
-
-# Software deployments ----------------------------------------------------------------
-# The door's own actions: a deployment's rows know nothing of stacks or locks.
-
-def _deployment_update(stack, *, user, deployment, **fields):
-    refuse_if_locked(stack)
-    return deployments.deployment_update(deployment, **fields)
-
-
-def _deployment_delete(stack, *, user, deployment):
-    refuse_if_locked(stack)
-    return deployments.deployment_delete(deployment)
-
-
-action_register("deployment_update", _deployment_update)
-action_register("deployment_delete", _deployment_delete)
-
-
-def deployment_stack(deployment):
-    """The stack whose ``OS::Heat::SoftwareDeployment`` resource made ``deployment``, or None."""
-    row = (Resource.objects.filter(type="OS::Heat::SoftwareDeployment",
-                                   physical_resource_id=str(deployment.pk))
-           .exclude(state="DELETE_COMPLETE").select_related("stack").first())
-    return row.stack if row is not None and row.stack.deleted_at is None else None
-
-
-def deployment_action(deployment, action, /, *, user=None, **fields):
-    """PUT (``update``) or DELETE (``delete``) a deployment: through its stack's door if a
-    stack owns it, directly if it was made through the API."""
-    stack = deployment_stack(deployment)
-    if stack is not None:
-        return stack_action(stack, f"deployment_{action}", user=user, deployment=deployment,
-                            **fields)
-    if action == "delete" or fields.get("config_id") or fields.get("input_values") is not None:
-        # What the server's agent runs changes: not on a server a locked stack holds (a
-        # status or outputs report from the agent is not a change of the server).
-        refused = change_refusal([("server", deployment.server_id)],
-                                 project_id=deployment.project_id, user=user)
-        if refused is not None:
-            raise refused
-    if action == "update":
-        return deployments.deployment_update(deployment, **fields)
-    return deployments.deployment_delete(deployment)

@@ -18,7 +18,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 import requests
 
-from stacks.pages.topology import GAP_X, MARGIN, NODE_W
+from stacks.topology import GAP_X, MARGIN, NODE_W
 from tests.live.test_bad_input import Api, assert_heat_error, assert_nothing_stored
 
 pytestmark = pytest.mark.live

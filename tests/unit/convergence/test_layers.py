@@ -65,8 +65,7 @@ def test_a_module_imports_only_the_layers_below_it(name):
              f"{LAYER_OF[name]})" for other in sorted(convergence_imports(path))
              if LAYER_OF.get(other, len(LAYERS)) <= LAYER_OF[name]]
     wrong += [f"{module} (above convergence)" for module, _ in imports(path)
-              if module.startswith(ABOVE_CONVERGENCE)
-              and not (name == "admin" and module == "stacks.pages.topology")]
+              if module.startswith(ABOVE_CONVERGENCE)]
     assert wrong == []
 
 

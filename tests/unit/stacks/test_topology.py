@@ -1,7 +1,7 @@
 """The topology's layout and icon families (pure Python)."""
 from types import SimpleNamespace
 
-from stacks.pages.topology import NODE_W, family, layout
+from stacks.topology import NODE_W, family, layout
 
 
 def resource(name, requires=(), type_="OS::Heat::TestResource", state="CREATE_COMPLETE"):
