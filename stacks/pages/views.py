@@ -4,21 +4,16 @@ Every refusal is the service's ``HeatError`` (the same the API answers):
 shown as a message, or as an error page when there is nothing to show.
 """
 import json
-import uuid
-from urllib.parse import urlencode
 
 import yaml
 from django.contrib import messages
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from heatweb.exceptions import EntityNotFound, HeatError
-from heatweb.models import ROLE_RANK, Role
 from heatweb.pages import page
 from heatweb.projects import project_select, require_member
 from stacks import selectors
@@ -30,16 +25,15 @@ from stacks.hidden import hidden_values, mask, masked_environment
 from stacks.pages.parameter_forms import StackParametersForm, StackUpdateForm, \
     environment_from_text
 from stacks.pages.hidden_carry import carry_scope
+from stacks.pages.list_views import list_return_url
 from stacks.pages.topology import layout
 from stacks.definitions import definition_cache
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 from stacks.services import actions as door
 from stacks.services import drift, lifecycle, lock_schedule, preview
-from stacks.services.fleet import LIST_ACTIONS, fleet_action
 from stacks.services.lock_healing import lock_preview
 from stacks.services.validation import template_validate
 
-STACKS_PER_PAGE = 20
 EVENTS_PER_PAGE = 25
 TABS = ("overview", "resources", "events", "template", "topology", "locks")
 LOCK_RECORDS_PER_PAGE = 25
@@ -54,50 +48,6 @@ def _detail_url(stack, tab="overview"):
     if tab == "overview":
         return reverse("pages:stack-detail", args=[stack.pk])
     return reverse("pages:stack-tab", args=[stack.pk, tab])
-
-
-def _live_rows_src(stacks):
-    ids = [("id", str(s.pk)) for s in stacks if s.status == "IN_PROGRESS"]
-    return reverse("pages:stack-rows") + "?" + urlencode(ids) if ids else ""
-
-
-@page
-def stack_list(request):
-    name = request.GET.get("name", "").strip()
-    status = request.GET.get("status", "")
-    stacks = Paginator(page_selectors.stack_page_list(request.project, name=name, status=status),
-                       STACKS_PER_PAGE).get_page(request.GET.get("page"))
-    query = urlencode({k: v for k, v in (("name", name), ("status", status)) if v})
-    return render(request, "stacks/list.html", {
-        "page": stacks, "rows": _rows_with_actions(request, stacks),
-        "list_url": request.get_full_path(),
-        "name": name, "status": status, "query": query,
-        "statuses": list(page_selectors.STATUS_FILTERS), "live_src": _live_rows_src(stacks)})
-
-
-def _rows_with_actions(request, stacks):
-    """``[(stack, {action: ActionState})]``: what each row's menu offers, or why not
-    (None: no menu, for a deleted stack or a reader, who may only look)."""
-    if ROLE_RANK[request.role] < ROLE_RANK[Role.MEMBER]:
-        return [(stack, None) for stack in stacks]
-    return [(stack, None if stack.deleted_at else
-             action_states(stack, request.role, request.user)) for stack in stacks]
-
-
-@page
-def stack_rows(request):
-    """The list's rows for ``?id=...``: what the list page polls while rows are in progress."""
-    ids = []
-    for value in request.GET.getlist("id")[:STACKS_PER_PAGE]:
-        try:
-            ids.append(uuid.UUID(value))
-        except ValueError:
-            continue
-    stacks = page_selectors.stack_rows(request.project, ids)
-    return render(request, "stacks/_rows.html",
-                  {"rows": _rows_with_actions(request, stacks),
-                   "live_src": request.get_full_path(),
-                   "list_url": reverse("pages:stack-list")})
 
 
 @require_POST
@@ -292,71 +242,10 @@ def stack_action(request, stack_id, action):
     else:
         messages.success(request, f"{STARTED[action]} of stack {stack.name} started.")
         if action == "delete":
-            return redirect(_list_url(request))
+            return redirect(list_return_url(request))
     if request.POST.get("next"):  # a row's menu on the list page
-        return redirect(_list_url(request))
+        return redirect(list_return_url(request))
     return redirect(_detail_url(stack))
-
-
-@require_POST
-@page
-def fleet_action_page(request):
-    """The list's bulk actions on the checked stacks: lock, unlock, suspend, resume, check,
-    delete (after a confirmation page). Each stack is refused or started on its own by the
-    door, with one message per stack."""
-    action = request.POST.get("action", "")
-    chosen = request.POST.getlist("stack")[:settings.HEATWEB["MAX_FLEET_STACKS"]]
-    back = _list_url(request)
-    if action not in LIST_ACTIONS:
-        messages.error(request, "Choose what to do with the selected stacks.")
-        return redirect(back)
-    if not chosen:
-        messages.error(request, "Select at least one stack.")
-        return redirect(back)
-    if action == "delete" and request.POST.get("confirm") != "yes":
-        return _fleet_delete_confirm(request, chosen, back)
-    args = form_args(action, request.POST) if action == "lock" else {}
-    try:
-        require_member(request.role)
-        results = fleet_action(request.project, action, user=request.user, stacks=chosen,
-                               **args)
-    except HeatError as error:
-        messages.error(request, error.message)
-        return redirect(back)
-    for result in results:
-        if result["outcome"] == "started":
-            messages.success(request, f"{STARTED[action]} of stack {result['stack_name']} "
-                                      f"started.")
-        else:
-            messages.error(request, f"{result['stack_name'] or result['asked']}: "
-                                    f"{result['error']['message']}")
-    return redirect(back)
-
-
-def _fleet_delete_confirm(request, chosen, back):
-    """The checked stacks, each with whether the door would delete it now."""
-    rows = []
-    for asked in chosen:
-        try:
-            stack = selectors.stack_get(request.project, asked)
-        except HeatError as error:
-            rows.append((asked, None, error.message))
-            continue
-        state = action_states(stack, request.role, request.user)["delete"]
-        rows.append((asked, stack, "" if state.enabled else state.reason))
-    return render(request, "stacks/fleet_delete.html", {
-        "rows": rows, "deletable": sum(1 for _, stack, why in rows if stack and not why),
-        "back": back})
-
-
-def _list_url(request):
-    """Where a list action goes back to: the list page as it was (filters, page), else the list."""
-    target = request.POST.get("next", "")
-    home = reverse("pages:stack-list")
-    if target.startswith(home) and url_has_allowed_host_and_scheme(
-            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-        return target
-    return home
 
 
 @page
