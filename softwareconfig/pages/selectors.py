@@ -117,6 +117,44 @@ def config_page_list(project):
     return [(config, counts.get(config.pk, 0)) for config in configs]
 
 
+@dataclass
+class DerivedConfigRow:
+    """A derived config, the deployment that points at it, the config its template named
+    (``source``) and the stack resource that made it (None for an API-made deployment)."""
+
+    config: SoftwareConfig
+    deployment: SoftwareDeployment | None = None
+    source: SoftwareConfig | None = None
+    resource: Resource | None = None
+
+
+def derived_config_page_list(project):
+    """Derived configs of the project, newest first (a queryset, for a paginator)."""
+    return SoftwareConfig.objects.filter(project=project, derived=True).order_by(
+        "-created_at", "-id")
+
+
+def derived_config_rows(project, configs):
+    """``[DerivedConfigRow]`` of ``configs`` (a page of derived configs), in a few queries."""
+    configs = list(configs)
+    deployments = {d.config_id: d for d in SoftwareDeployment.objects.filter(
+        project=project, config__in=[c.pk for c in configs]).order_by("created_at", "id")}
+    ids = [str(d.pk) for d in deployments.values()]
+    resources = {r.physical_resource_id: r for r in Resource.objects.select_related("stack")
+                 .filter(stack__project=project, type=DEPLOYMENT_TYPE,
+                         physical_resource_id__in=ids).order_by("id")}
+    sources = {d: s for d, s in _sources_of_deployments(project).items() if d in ids}
+    named = {c.pk: c for c in SoftwareConfig.objects.filter(project=project,
+                                                            pk__in=set(sources.values()))}
+    rows = []
+    for config in configs:
+        deployment = deployments.get(config.pk)
+        key = str(deployment.pk) if deployment is not None else None
+        rows.append(DerivedConfigRow(config, deployment, named.get(sources.get(key)),
+                                     resources.get(key)))
+    return rows
+
+
 def config_page(project, config_id):
     """The config (EntityNotFound unless it is the project's) and its deployments."""
     config = services.config_get(project, config_id)

@@ -1,6 +1,7 @@
 """Software pages: parse the request, call a selector, render. Anyone in the project may look."""
 import json
 
+from django.core.paginator import Paginator
 from django.shortcuts import render
 
 from softwareconfig.components import COMPONENT_GROUP
@@ -53,11 +54,19 @@ def _hidden(project, config):
     return hidden_values(stack) if stack is not None else frozenset()
 
 
+DERIVED_PER_PAGE = 25
+
+
 @page
 def config_list(request):
+    """Configs and components; below them the derived configs deployments made (issue 40),
+    each with the config it was derived from and the stack resource that made it."""
+    derived = Paginator(selectors.derived_config_page_list(request.project),
+                        DERIVED_PER_PAGE).get_page(request.GET.get("derived_page"))
     return render(request, "softwareconfig/list.html", {
         "section": "configs", "sections": SECTIONS,
-        "configs": selectors.config_page_list(request.project)})
+        "configs": selectors.config_page_list(request.project), "derived_page": derived,
+        "derived": selectors.derived_config_rows(request.project, derived)})
 
 
 @page

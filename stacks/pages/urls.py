@@ -1,15 +1,15 @@
 from django.urls import path, re_path
 
-from stacks.pages import catalog_views, views
+from stacks.pages import catalog_views, list_views, views
 
 app_name = "pages"
 
 urlpatterns = [
-    path("", views.stack_list, name="stack-list"),
+    path("", list_views.stack_list, name="stack-list"),
     path("project", views.project_switch, name="project-switch"),
-    path("stacks/rows", views.stack_rows, name="stack-rows"),
+    path("stacks/rows", list_views.stack_rows, name="stack-rows"),
     path("stacks/launch", views.stack_launch, name="stack-launch"),
-    path("stacks/fleet", views.fleet_action_page, name="fleet-action"),
+    path("stacks/fleet", list_views.fleet_action_page, name="fleet-action"),
     path("stacks/<uuid:stack_id>/", views.stack_detail, name="stack-detail"),
     path("stacks/<uuid:stack_id>/update", views.stack_update, name="stack-update"),
     path("stacks/<uuid:stack_id>/delete", views.stack_delete_confirm, name="stack-delete"),

@@ -4,8 +4,6 @@ Every refusal is the service's ``HeatError`` (the same the API answers):
 shown as a message, or as an error page when there is nothing to show.
 """
 import json
-import uuid
-from urllib.parse import urlencode
 
 import yaml
 from django.contrib import messages
@@ -27,16 +25,15 @@ from stacks.hidden import hidden_values, mask, masked_environment
 from stacks.pages.parameter_forms import StackParametersForm, StackUpdateForm, \
     environment_from_text
 from stacks.pages.hidden_carry import carry_scope
-from stacks.topology import layout
+from stacks.pages.list_views import list_return_url
 from stacks.definitions import definition_cache
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 from stacks.services import actions as door
 from stacks.services import drift, lifecycle, lock_schedule, preview
-from stacks.services.fleet import fleet_action
 from stacks.services.lock_healing import lock_preview
 from stacks.services.validation import template_validate
+from stacks.topology import layout
 
-STACKS_PER_PAGE = 20
 EVENTS_PER_PAGE = 25
 TABS = ("overview", "resources", "events", "template", "topology", "locks")
 LOCK_RECORDS_PER_PAGE = 25
@@ -51,37 +48,6 @@ def _detail_url(stack, tab="overview"):
     if tab == "overview":
         return reverse("pages:stack-detail", args=[stack.pk])
     return reverse("pages:stack-tab", args=[stack.pk, tab])
-
-
-def _live_rows_src(stacks):
-    ids = [("id", str(s.pk)) for s in stacks if s.status == "IN_PROGRESS"]
-    return reverse("pages:stack-rows") + "?" + urlencode(ids) if ids else ""
-
-
-@page
-def stack_list(request):
-    name = request.GET.get("name", "").strip()
-    status = request.GET.get("status", "")
-    stacks = Paginator(page_selectors.stack_page_list(request.project, name=name, status=status),
-                       STACKS_PER_PAGE).get_page(request.GET.get("page"))
-    query = urlencode({k: v for k, v in (("name", name), ("status", status)) if v})
-    return render(request, "stacks/list.html", {
-        "page": stacks, "name": name, "status": status, "query": query,
-        "statuses": list(page_selectors.STATUS_FILTERS), "live_src": _live_rows_src(stacks)})
-
-
-@page
-def stack_rows(request):
-    """The list's rows for ``?id=...``: what the list page polls while rows are in progress."""
-    ids = []
-    for value in request.GET.getlist("id")[:STACKS_PER_PAGE]:
-        try:
-            ids.append(uuid.UUID(value))
-        except ValueError:
-            continue
-    stacks = page_selectors.stack_rows(request.project, ids)
-    return render(request, "stacks/_rows.html",
-                  {"stacks": stacks, "live_src": request.get_full_path()})
 
 
 @require_POST
@@ -276,34 +242,10 @@ def stack_action(request, stack_id, action):
     else:
         messages.success(request, f"{STARTED[action]} of stack {stack.name} started.")
         if action == "delete":
-            return redirect("pages:stack-list")
+            return redirect(list_return_url(request))
+    if request.POST.get("next"):  # a row's menu on the list page
+        return redirect(list_return_url(request))
     return redirect(_detail_url(stack))
-
-
-@require_POST
-@page
-def fleet_action_page(request):
-    """The list's "Lock selected" / "Unlock selected": one message per stack."""
-    action = request.POST.get("action", "")
-    args = form_args(action, request.POST) if action == "lock" else {}
-    if not request.POST.getlist("stack"):
-        messages.error(request, "Select at least one stack.")
-        return redirect("pages:stack-list")
-    try:
-        require_member(request.role)
-        results = fleet_action(request.project, action, user=request.user,
-                               stacks=request.POST.getlist("stack")[:100], **args)
-    except HeatError as error:
-        messages.error(request, error.message)
-        return redirect("pages:stack-list")
-    for result in results:
-        if result["outcome"] == "started":
-            messages.success(request, f"{STARTED[action]} of stack {result['stack_name']} "
-                                      f"started.")
-        else:
-            messages.error(request, f"{result['stack_name'] or result['asked']}: "
-                                    f"{result['error']['message']}")
-    return redirect("pages:stack-list")
 
 
 @page

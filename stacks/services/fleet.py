@@ -1,4 +1,5 @@
-"""Fleet locks: lock or unlock several stacks with one reason and one window.
+"""Fleet actions: lock or unlock several stacks with one reason and one window; and, from
+the stack list page, suspend, resume, check or delete the stacks checked there.
 
 The stacks are named (names or ids) or matched by a filter (a tag, a name
 pattern such as ``web-*``); each goes through the one door on its own, so
@@ -18,7 +19,9 @@ from stacks.services.actions import stack_action
 from stacks.services.lock_windows import lock_window_end
 from stacks.services.locking import check_lock_arguments
 
-FLEET_ACTIONS = ("lock", "unlock")
+FLEET_ACTIONS = ("lock", "unlock")  # the API's ``fleet/actions``
+# The stack list page's bulk actions: the fleet's, and what its rows' menus do one by one.
+LIST_ACTIONS = FLEET_ACTIONS + ("suspend", "resume", "check", "delete")
 
 
 def fleet_targets(project, *, stacks=(), tag=None, name=None):
@@ -58,9 +61,14 @@ def fleet_targets(project, *, stacks=(), tag=None, name=None):
 
 
 def fleet_action(project, action, *, user, stacks=(), tag=None, name=None, **args):
-    """Do ``action`` (lock or unlock) to every target; one result per stack, in order."""
-    if action not in FLEET_ACTIONS:
-        raise BadRequest(f"A fleet action is lock or unlock, not {action}.")
+    """Do ``action`` (one of ``LIST_ACTIONS``) to every target; one result per stack, in order.
+
+    Each stack goes through the door on its own (``stack_action``), so a stack the
+    door refuses (locked, in progress) is refused alone and the others go on.
+    """
+    if action not in LIST_ACTIONS:
+        raise BadRequest(f"A fleet action is one of {', '.join(LIST_ACTIONS)}, "
+                         f"not {str(action)[:40]}.")
     if action == "lock":
         check_lock_arguments(**args)
         ends = lock_window_end(expires_at=args.pop("expires_at", None),

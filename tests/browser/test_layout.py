@@ -152,7 +152,7 @@ def test_the_stack_list_header_spans_the_table_at_1280_and_1920_px(browser, live
             expect(table.locator("thead")).to_be_visible()
             table_box = table.bounding_box()
             heads = [h.bounding_box() for h in table.locator("thead th").all()]
-            assert len(heads) == 6
+            assert len(heads) == 7  # select, name, status, lock, created, updated, actions
             # the header cells run across the whole table, one row
             assert heads[-1]["x"] + heads[-1]["width"] >= table_box["x"] + table_box["width"] - 2
             assert len({round(h["y"]) for h in heads}) == 1, heads

@@ -78,10 +78,23 @@ def test_component_and_its_deployment(page, live_service, unique):
     sign_in(page, user)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Software").click()
     expect(page.get_by_role("heading", name=re.compile("^Software"))).to_be_visible()
-    row = page.locator("tr", has_text=f"{name}-app")
+    row = page.locator("#software-configs tr", has_text=f"{name}-app")
     expect(row).to_contain_text("Component")
     expect(row.locator("td.num")).to_have_text("1")
-    expect(page.locator("tr", has_text=f"{name}-deployment")).to_have_count(0)  # derived
+    expect(page.locator("#software-configs tr", has_text=f"{name}-deployment")).to_have_count(0)
+    # The derived config is listed on its own, with what it was derived from and who made it.
+    derived = page.locator("#derived-configs tbody tr")
+    expect(derived).to_have_count(1)
+    expect(derived.get_by_role("link", name=f"{name}-deployment")).to_be_visible()
+    expect(derived.get_by_role("link", name=f"{name}-app")).to_have_attribute(
+        "href", re.compile(r"/software/configs/[0-9a-f-]{36}/$"))
+    expect(derived.get_by_role("link", name=name, exact=True)).to_have_attribute(
+        "href", f"/stacks/{stack_id}/")
+    expect(derived.get_by_role("link", name="deployment", exact=True)).to_have_attribute(
+        "href", f"/stacks/{stack_id}/resources/deployment")
+    expect(derived.locator(".status")).to_have_text("CREATE_COMPLETE")
+    expect(derived.get_by_role("link", name=server_id)).to_have_attribute(
+        "href", f"/software/deployments/?server={server_id}")
     screenshot(page, "software-list")
     row.get_by_role("link", name=f"{name}-app").click()
 
@@ -189,8 +202,9 @@ def test_a_waiting_deployment_and_who_sees_its_signed_url(page, live_service, un
 
     sign_in(page, owner)
     page.goto("/software/")
-    row = page.locator("tr", has_text=f"{name}-app")
+    row = page.locator("#software-configs tr", has_text=f"{name}-app")
     expect(row.locator("td.num")).to_have_text("1")  # the waiting deployment counts
+    expect(page.locator("#derived-configs tbody tr .status")).to_have_text("CREATE_IN_PROGRESS")
     assert_accessible(page, "software list")
     row.get_by_role("link", name=f"{name}-app").click()
     deployments = page.get_by_role("table", name="Deployments")

@@ -263,6 +263,6 @@ def test_stacks_list_fits_a_phone(browser, live_service, unique):
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"the list is {width}px wide on a 390px screen"
         screenshot(page, "stacks-list-phone")
-        page.locator("tr.stack-row a").click()
+        page.locator("tr.stack-row").get_by_role("link", name=f"small-{unique}").click()
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"the detail page is {width}px wide on a 390px screen"

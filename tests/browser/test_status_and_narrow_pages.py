@@ -45,6 +45,11 @@ def test_status_changes_are_announced_and_refused_buttons_say_why(
     resource_page = context.new_page()
     list_page = context.new_page()
     stack = watch(page, f"/stacks/{stack_id}/", "#stack-status")
+    # In progress, the refusals are the prominent ones, and each button says its own
+    # (asked first: the create lasts seconds, the other pages and checks take some).
+    expect(page.locator("#action-check")).to_have_attribute("aria-disabled", "true")
+    expect(page.locator("#action-check")).to_have_accessible_description(
+        re.compile("in progress"))
     resource = watch(resource_page, f"/stacks/{stack_id}/resources/slow_resource_with_a_long_name",
                      "#resource-status")
     row = watch(list_page, "/", f"#status-{stack_id}")
@@ -52,10 +57,6 @@ def test_status_changes_are_announced_and_refused_buttons_say_why(
     assert_accessible(page, "stack page, in progress")
     assert_accessible(resource_page, "resource page, in progress")
     assert_accessible(list_page, "stacks list, a row in progress")
-    # In progress, the refusals are the prominent ones, and each button says its own.
-    expect(page.locator("#action-check")).to_have_attribute("aria-disabled", "true")
-    expect(page.locator("#action-check")).to_have_accessible_description(
-        re.compile("in progress"))
 
     for live, where in ((stack, page), (resource, resource_page), (row, list_page)):
         expect(live).to_contain_text("CREATE_COMPLETE", timeout=CONVERGE_MS)
