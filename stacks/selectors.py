@@ -104,13 +104,13 @@ def tag_filter(params):
 
 def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
     """One stack of the project by name, id, or name+id (404 otherwise)."""
-    qs = Stack.objects.select_related("raw_template", "locked_by", "user").filter(project=project)
     if stack_id is not None:
         sid = as_uuid(stack_id)
         stack = stack_by_pk(project, sid) if sid else None
         if stack is None or stack.name != name_or_id and str(stack.pk) != name_or_id:
             raise EntityNotFound(entity="Stack", name=name_or_id)
         return stack
+    qs = Stack.objects.select_related("raw_template", "locked_by", "user").filter(project=project)
     # As Heat's identify_stack: an id finds a deleted stack too (it shows
     # DELETE_COMPLETE), a name only a live one.
     live = qs if show_deleted else qs.filter(deleted_at__isnull=True)

@@ -42,20 +42,24 @@ def stack_by_pk(project, pk):
 def _instance(model, alias, fields, values):
     if values[0] is None:  # an outer join that found nothing (the pk comes first)
         return None
-    converted = []
-    for field, value, converters in zip(fields, values, _converters(connection.ops, model, alias)):
+    converted = list(values)
+    for index, col, converters in _converters(connection.ops, model, alias):
         for converter in converters:
-            value = converter(value, field.get_col(alias), connection)
-        converted.append(value)
+            converted[index] = converter(converted[index], col, connection)
     return model.from_db(connection.alias, [f.attname for f in fields], converted)
 
 
 @functools.lru_cache(maxsize=256)
 def _converters(ops, model, alias):
-    """Per field of ``model``, the converters the ORM applies to its column (per
-    connection: a backend's converters belong to its connection)."""
-    return [ops.get_db_converters(col) + col.get_db_converters(ops.connection)
-            for col in (f.get_col(alias) for f in _fields(model))]
+    """``[(index, column, converters)]`` of the fields of ``model`` the ORM converts
+    (per connection: a backend's converters belong to its connection)."""
+    found = []
+    for index, field in enumerate(_fields(model)):
+        col = field.get_col(alias)
+        converters = ops.get_db_converters(col) + col.get_db_converters(ops.connection)
+        if converters:
+            found.append((index, col, converters))
+    return found
 
 
 def _fields(model):
