@@ -7,7 +7,6 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from heatweb.exceptions import Forbidden, NotAuthenticated
@@ -103,7 +102,8 @@ def project_access(user, project_id):
         return role, Project.objects.get(pk=project_id)
     # The user's membership here and any admin membership, each as its project
     # with the membership's role (written out: see token_user).
-    rows = list(Project.objects.raw(_project_access_sql(), [user.pk, project_id, Role.ADMIN.value]))
+    rows = list(Project.objects.raw(_project_access_sql(),
+                                    [user.pk, project_id, Role.ADMIN.value]))
     here = next((p for p in rows if p.pk == project_id), None)
     if user.is_superuser or any(p.membership_role == Role.ADMIN for p in rows):
         project = here if here else Project.objects.filter(pk=project_id).first()
