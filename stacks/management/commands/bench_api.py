@@ -1,25 +1,32 @@
-"""Benchmark: reads at 10,000 stacks through the real HTTP service (gunicorn).
+"""Benchmark: reads at 10,000 stacks through the real HTTP service, with writers.
 
 Loads a project with ``--stacks`` stacks (a few resources and their events
-each) with bulk inserts, starts gunicorn on this run mode's database, and
-runs ``--readers`` concurrent readers for ``--seconds``: the stack list
-(filter on status, sort by name, a page of 20), a stack's show, its
-resources, its events and the stacks page. Prints p50/p99 per endpoint,
-requests per second, and the SQL statements each endpoint runs (counted
-in this process through Django's test client, same views and middleware).
+each) with bulk inserts, starts ``manage.py serve`` with its defaults (the
+web server and a Celery worker) on this run mode's database, and runs
+``--readers`` concurrent readers for ``--seconds`` on ``--endpoints``: the
+stack list (filter on status, sort by name, a page of 20), a stack's show,
+its resources (and, when asked, its events and the stacks page), while
+``--writers`` writers each create a stack through the API, wait for it to
+complete, and create the next. Prints p50/p95/p99 per endpoint, reads per
+second, the SQL statements each endpoint runs (counted in this process
+through Django's test client, same views and middleware) and whether every
+writer's stack completed.
 
 The readers run on the same machine as the server, so the CPU time of
-the run is printed too, split into gunicorn (all its processes), the
-readers (this process), PostgreSQL's backends for this database (in the
-distributed mode) and everything else the machine runs: on a shared
-machine the latencies are only readable next to it.
+the run is printed too, split into the web server (all its processes, and
+per read), the worker, the readers and writers (this process),
+PostgreSQL's backends for this database (in the distributed mode) and
+everything else the machine runs: on a shared machine the latencies are
+only readable next to it.
 """
 import http.client
+import json
 import os
 import random
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -35,13 +42,17 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from heatweb.launcher import WEB_THREADS, WEB_WORKERS, web_command
+from heatweb.launcher import WEB_THREADS, WEB_WORKERS
 from heatweb.models import Membership, Project, Role
 from heatweb.tokens import token_issue
 from stacks.models import Event, RawTemplate, Resource, Stack
 
 PROJECT = "bench-api"
 USER = "bench-api-reader"
+WRITER = "bench-api-writer"
+WRITER_TEMPLATE = {"heat_template_version": "2018-08-31",
+                   "resources": {f"r{i}": {"type": "OS::Heat::None"} for i in range(3)}}
+DEFAULT_ENDPOINTS = "stack list,stack show,resources"
 TEMPLATE = {"heat_template_version": "2018-08-31", "description": "A small stack",
             "resources": {f"r{i}": {"type": "OS::Heat::None"} for i in range(3)},
             "outputs": {"first": {"value": {"get_resource": "r0"}}}}
@@ -99,7 +110,7 @@ def _free_port():
 
 
 def _cpu_seconds(pid, *, children=True):
-    """User + system CPU seconds of a live process and its children (gunicorn's workers)."""
+    """User + system CPU seconds of a live process and its children."""
     pids = [pid]
     try:
         if children:
@@ -114,6 +125,23 @@ def _cpu_seconds(pid, *, children=True):
             continue
         total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
     return total / os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu_seconds(pid):
+    """User + system CPU seconds of a live process and all its descendants."""
+    total = _cpu_seconds(pid, children=False)
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return total + sum(_tree_cpu_seconds(int(child)) for child in children)
+
+
+def _children(pid):
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
 
 
 def _database_cpu_seconds():
@@ -142,24 +170,25 @@ def _machine_cpu_seconds():
     return (sum(values[:8]) - values[3] - values[4]) / os.sysconf("SC_CLK_TCK")
 
 
-class Gunicorn:
-    """The real web service on a free port, started as ``manage.py serve`` starts it."""
+class Service:
+    """The real service on a free port: ``manage.py serve`` with its defaults."""
 
     def __init__(self):
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = tempfile.NamedTemporaryFile(prefix="bench-api-web-", suffix=".log",
+        self.log = tempfile.NamedTemporaryFile(prefix="bench-api-serve-", suffix=".log",
                                                delete=False)
         self.process = None
 
     def __enter__(self):
         env = {**os.environ, "HEATWEB_DATA_DIR": str(settings.DATA_DIR),
                "HEATWEB_LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "heatweb.settings"}
-        command = web_command(bind=f"127.0.0.1:{self.port}", web_workers=WEB_WORKERS)
+        command = [sys.executable, "manage.py", "serve", "--port", str(self.port),
+                   "--log-level", "warning"]
         self.process = subprocess.Popen(
             command, cwd=settings.BASE_DIR, env=env,
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             try:
                 if requests.get(f"{self.url}/healthz", timeout=2).ok:
@@ -167,21 +196,37 @@ class Gunicorn:
             except requests.RequestException:
                 time.sleep(0.2)
         self.__exit__()
-        raise CommandError(f"the web server did not start; log in {self.log.name}")
+        raise CommandError(f"the service did not start; log in {self.log.name}")
 
     def __exit__(self, *exc):
         if self.process and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
-            self.process.wait(timeout=30)
+            self.process.wait(timeout=60)
+
+    def cpu_seconds(self):
+        """``{"web": s, "worker": s}``: CPU seconds of serve's two children and theirs."""
+        cpu = {"web": 0.0, "worker": 0.0}
+        for child in _children(self.process.pid):
+            try:
+                line = Path(f"/proc/{child}/cmdline").read_bytes()
+            except OSError:
+                continue
+            cpu["web" if b"heatweb.web" in line else "worker"] += _tree_cpu_seconds(child)
+        return cpu
 
 
 class Command(BaseCommand):
-    help = "Load N stacks, run concurrent readers through gunicorn, print latency and SQL."
+    help = ("Load N stacks, run concurrent readers and writers through serve, print latency, "
+            "SQL and CPU per read.")
 
     def add_arguments(self, parser):
         parser.add_argument("--stacks", type=int, default=10000)
         parser.add_argument("--readers", type=int, default=20)
-        parser.add_argument("--seconds", type=float, default=30)
+        parser.add_argument("--writers", type=int, default=2)
+        parser.add_argument("--seconds", type=float, default=60)
+        parser.add_argument("--endpoints", default=DEFAULT_ENDPOINTS,
+                            help="comma-separated, of: stack list, stack show, resources, "
+                                 f"events, stacks page (default {DEFAULT_ENDPOINTS!r})")
 
     def handle(self, *args, **opts):
         project, _ = Project.objects.get_or_create(name=PROJECT)
@@ -192,29 +237,41 @@ class Command(BaseCommand):
         user.set_password(password)
         user.save()
         Membership.objects.filter(user=user, project=project).update(role=Role.READER)
+        writer_token, _ = token_issue(username=WRITER, project_name=PROJECT, role=Role.MEMBER)
         sample = list(Stack.objects.filter(project=project, deleted_at__isnull=True)
                       .order_by("?").values_list("name", "pk")[:200])
-        endpoints = self.endpoints(project)
+        endpoints = self.endpoints(project, opts["endpoints"])
         sql = self.count_sql(endpoints, sample, token, user)
         opts["load"] = os.getloadavg()[0]  # before the run: its own 20 readers raise it
-        with Gunicorn() as web:
-            before = self.cpu(web)
-            results, elapsed = self.readers(web.url, endpoints, sample, token, password,
+        with Service() as service:
+            headers = {"X-Auth-Token": token}
+            if "stacks page" in endpoints:
+                signed_in = requests.Session()
+                _login(signed_in, service.url, USER, password)  # once: hashing is slow
+                headers["Cookie"] = "; ".join(f"{c.name}={c.value}" for c in signed_in.cookies)
+            before = self.cpu(service)
+            writers = Writers(service.url, project.pk, writer_token, count=opts["writers"])
+            writers.start(seconds=opts["seconds"])
+            results, elapsed = self.readers(service.url, endpoints, sample, headers,
                                             readers=opts["readers"], seconds=opts["seconds"])
-            after = self.cpu(web)
+            writers.join()
+            after = self.cpu(service)
+            opts["load_after"] = os.getloadavg()[0]
+            writes = writers.finish(timeout=120)
         cpu = {key: after[key] - before[key] for key in after}
         self.print_table(results, elapsed, sql, opts, project)
         self.print_cpu(cpu, elapsed, sum(len(v) for v in results.values()))
+        self.stdout.write(writes)
 
     @staticmethod
-    def cpu(web):
-        return {"gunicorn": _cpu_seconds(web.process.pid), "readers": time.process_time(),
+    def cpu(service):
+        return {**service.cpu_seconds(), "bench": time.process_time(),
                 "database": _database_cpu_seconds(), "machine": _machine_cpu_seconds()}
 
     @staticmethod
-    def endpoints(project):
+    def endpoints(project, chosen):
         v1 = f"/v1/{project.pk}"
-        return {
+        every = {
             "stack list": lambda n, i: (f"{v1}/stacks?status=COMPLETE&sort_keys=stack_name"
                                         f"&sort_dir=asc&limit=20"),
             "stack show": lambda n, i: f"{v1}/stacks/{n}/{i}",
@@ -222,6 +279,11 @@ class Command(BaseCommand):
             "events": lambda n, i: f"{v1}/stacks/{n}/{i}/events",
             "stacks page": lambda n, i: "/?status=COMPLETE",
         }
+        labels = [label.strip() for label in chosen.split(",") if label.strip()]
+        unknown = [label for label in labels if label not in every]
+        if unknown or not labels:
+            raise CommandError(f"--endpoints: unknown {unknown}; choose from {list(every)}")
+        return {label: every[label] for label in labels}
 
     @staticmethod
     def count_sql(endpoints, sample, token, user):
@@ -245,18 +307,12 @@ class Command(BaseCommand):
             counts[label] = seen
         return counts
 
-    def readers(self, url, endpoints, sample, token, password, *, readers, seconds):
+    def readers(self, url, endpoints, sample, headers, *, readers, seconds):
         results = {label: [] for label in endpoints}
         errors = []
         lock = threading.Lock()
         stop = time.monotonic() + seconds
         labels = list(endpoints)
-
-        signed_in = requests.Session()
-        _login(signed_in, url, USER, password)  # once: password hashing is slow on purpose
-
-        headers = {"X-Auth-Token": token,
-                   "Cookie": "; ".join(f"{c.name}={c.value}" for c in signed_in.cookies)}
         server = urlsplit(url)
 
         def reader(index):
@@ -294,37 +350,104 @@ class Command(BaseCommand):
         stacks = Stack.objects.filter(project=project, deleted_at__isnull=True).count()
         total = sum(len(v) for v in results.values())
         self.stdout.write(
-            f"run mode: database={db}; gunicorn {WEB_WORKERS} workers x {WEB_THREADS} threads; "
-            f"{stacks} stacks in the project; {opts['readers']} readers for {elapsed:.0f} s; "
-            f"{os.cpu_count()} CPUs; load average {opts['load']:.2f} before the run")
-        header = (f"{'endpoint':<13}{'requests':>9}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}"
-                  f"{'max ms':>8}{'SQL/request':>13}")
+            f"run mode: database={db}; serve: web {WEB_WORKERS} workers x {WEB_THREADS} threads "
+            f"and a worker; {stacks} stacks in the project; {opts['readers']} readers and "
+            f"{opts['writers']} writers for {elapsed:.0f} s; {os.cpu_count()} CPUs; load "
+            f"average {opts['load']:.2f} before the run, {opts['load_after']:.2f} at its end")
+        header = (f"{'endpoint':<13}{'reads':>9}{'reads/s':>8}{'p50 ms':>8}{'p95 ms':>8}"
+                  f"{'p99 ms':>8}{'max ms':>8}{'SQL/request':>13}")
         self.stdout.write(header)
         self.stdout.write("-" * len(header))
         for label, times in results.items():
             times = sorted(times)
             if not times:
                 continue
-            p50 = times[len(times) // 2] * 1000
-            p99 = times[min(len(times) - 1, int(len(times) * 0.99))] * 1000
+            p50, p95, p99 = (times[min(len(times) - 1, int(len(times) * q))] * 1000
+                             for q in (0.5, 0.95, 0.99))
             counts = sql[label]
             shown = str(counts[0]) if len(set(counts)) == 1 else "/".join(map(str, counts))
             self.stdout.write(f"{label:<13}{len(times):>9}{len(times) / elapsed:>8.1f}"
-                              f"{p50:>8.1f}{p99:>8.1f}{times[-1] * 1000:>8.1f}{shown:>13}")
+                              f"{p50:>8.1f}{p95:>8.1f}{p99:>8.1f}{times[-1] * 1000:>8.1f}"
+                              f"{shown:>13}")
         self.stdout.write(f"{'all':<13}{total:>9}{total / elapsed:>8.1f}")
 
-    def print_cpu(self, cpu, elapsed, requests):
-        """Where the machine's CPU went during the readers' run, per request."""
-        others = max(0.0, cpu["machine"] - cpu["gunicorn"] - cpu["readers"] - cpu["database"])
-        capacity = elapsed * os.cpu_count()
-        parts = [("gunicorn", cpu["gunicorn"]), ("readers", cpu["readers"])]
+    def print_cpu(self, cpu, elapsed, reads):
+        """Where the machine's CPU went during the run, per read."""
+        parts = [("web server", cpu["web"]), ("worker", cpu["worker"]),
+                 ("readers and writers", cpu["bench"])]
         if connection.vendor == "postgresql":
             parts.append(("PostgreSQL", cpu["database"]))
-        parts.append(("everything else", others))
+        parts.append(("everything else", max(0.0, cpu["machine"] - sum(s for _, s in parts))))
         self.stdout.write(
-            f"CPU of the run: {cpu['machine']:.1f} s busy of {capacity:.1f} s; "
-            + "; ".join(f"{name} {seconds:.1f} s ({seconds / max(requests, 1) * 1000:.2f} "
-                        f"ms/request)" for name, seconds in parts))
+            f"CPU of the run: {cpu['machine']:.1f} s busy of {elapsed * os.cpu_count():.1f} s; "
+            + "; ".join(f"{name} {seconds:.1f} s ({seconds / max(reads, 1) * 1000:.2f} "
+                        f"ms/read)" for name, seconds in parts))
+        self.stdout.write(f"web server CPU per read: {cpu['web'] / max(reads, 1) * 1000:.2f} ms "
+                          "(the writers' requests included)")
+
+
+class Writers:
+    """``count`` writers: each creates a stack through the API, waits for it to complete
+    (its show, every second), and creates the next until the time is up."""
+
+    def __init__(self, url, project_id, token, *, count):
+        self.server = urlsplit(url)
+        self.v1 = f"/v1/{project_id}"
+        self.headers = {"X-Auth-Token": token, "Content-Type": "application/json"}
+        self.count = count
+        self.created = []
+        self.errors = []
+        self.threads = []
+        self.lock = threading.Lock()
+
+    def start(self, *, seconds):
+        stop = time.monotonic() + seconds
+        run = uuid.uuid4().hex[:6]
+        self.threads = [threading.Thread(target=self._write, args=(i, run, stop))
+                        for i in range(self.count)]
+        for thread in self.threads:
+            thread.start()
+
+    def join(self):
+        for thread in self.threads:
+            thread.join()
+
+    def _write(self, index, run, stop):
+        conn = http.client.HTTPConnection(self.server.hostname, self.server.port, timeout=60)
+        number = 0
+        while time.monotonic() < stop:
+            body = json.dumps({"stack_name": f"bench-write-{run}-{index}-{number}",
+                               "template": WRITER_TEMPLATE})
+            conn.request("POST", f"{self.v1}/stacks", body=body, headers=self.headers)
+            response = conn.getresponse()
+            answer = response.read()
+            if response.status != 201:
+                with self.lock:
+                    self.errors.append(response.status)
+                return
+            stack_id = json.loads(answer)["stack"]["id"]
+            with self.lock:
+                self.created.append(stack_id)
+            number += 1
+            while time.monotonic() < stop and not self._done(stack_id):
+                time.sleep(1)
+        conn.close()
+
+    @staticmethod
+    def _done(stack_id):
+        return not Stack.objects.filter(pk=stack_id, state__endswith="IN_PROGRESS").exists()
+
+    def finish(self, *, timeout):
+        """One line: stacks created, and how many completed (waiting up to ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and Stack.objects.filter(
+                pk__in=self.created, state__endswith="IN_PROGRESS").exists():
+            time.sleep(1)
+        states = list(Stack.objects.filter(pk__in=self.created).values_list("state", flat=True))
+        complete = sum(1 for state in states if state == "CREATE_COMPLETE")
+        errors = f"; write errors: {self.errors}" if self.errors else ""
+        return (f"writers: {len(self.created)} stacks created, {complete} CREATE_COMPLETE"
+                f"{errors}")
 
 
 def _get(conn, path, headers):
