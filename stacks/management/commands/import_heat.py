@@ -32,8 +32,9 @@ class Command(BaseCommand):
                                   encryption_key=options["auth_encryption_key"])
         except SourceError as error:
             raise CommandError(f"import_heat: {error}") from None
-        for line in results_table(results):
-            self.stdout.write(line)
+        if results:
+            for line in results_table(results):
+                self.stdout.write(line)
         counts = Counter(outcome for _, outcome in results)
         self.stdout.write(", ".join(f"{outcome}: {counts[outcome]}" for outcome in
                                     (IMPORTED, IMPORT, DONE, SKIP) if counts[outcome])

@@ -66,14 +66,16 @@ def store(ctx, spec):
             action, status = res.get("state", "CREATE_COMPLETE").split("_", 1)
             row = db_api.resource_create(ctx, {
                 "name": res["name"], "stack_id": stack["id"], "root_stack_id": stack["root"],
-                "nova_instance": res.get("physical_id"), "action": action, "status": status,
+                "physical_resource_id": res.get("physical_id"), "action": action, "status": status,
                 "status_reason": "state changed", "rsrc_metadata": res.get("metadata", {}),
                 "current_template_id": raw.id, "atomic_key": 1,
                 "requires": [names[n] for n in res.get("requires", [])],
                 "rsrc_prop_data_id": _props(ctx, res.get("properties"),
-                                            stack.get("encrypt_properties", False)),
-                "attr_data_id": _props(ctx, res.get("attributes"), False)})
+                                            stack.get("encrypt_properties", False))})
             names[res["name"]] = row.id
+            if res.get("attributes"):  # the attribute cache, stored as Heat stores it
+                attr_id = _props(ctx, res["attributes"], stack.get("encrypt_properties", False))
+                assert db_api.resource_attr_id_set(ctx, row.id, 1, attr_id)
             for key, (value, redact) in res.get("data", {}).items():
                 db_api.resource_data_set(ctx, row.id, key, value, redact=redact)
         for event in stack.get("events", []):
