@@ -15,6 +15,7 @@ import psycopg
 import pytest
 from heatclient import exc as heat_exc
 
+from tests.live.door import Browser, set_password
 from tests.live.heat27.schema import ENCRYPTION_KEY, SERVER, HeatSchema
 from tests.live.test_stack_lifecycle import wait_deleted, wait_stack
 
@@ -34,6 +35,9 @@ APP = {"heat_template_version": "2021-04-16",
            "rnd": {"type": "OS::Heat::RandomString", "properties": {"length": 8}},
            "cfg": {"type": "OS::Heat::SoftwareConfig",
                    "properties": {"group": "script", "config": "echo hi"}},
+           "dep": {"type": "OS::Heat::SoftwareDeployment",
+                   "properties": {"config": {"get_resource": "cfg"}, "server": "srv-1",
+                                  "signal_transport": "NO_SIGNAL"}},
            "child": {"type": "OS::Heat::Stack",
                      "properties": {"template": json.dumps(VALUE_CHILD),
                                     "parameters": {"x": "in"}}}},
@@ -42,7 +46,7 @@ BAD_TYPE = {"heat_template_version": "2021-04-16",
             "resources": {"t": {"type": "Vendor::Made::Up"}}}
 BAD_VERSION = {"heat_template_version": "2099-01-01",
                "resources": {"v": {"type": "OS::Heat::Value", "properties": {"value": 1}}}}
-CONFIG_ID, DEPLOYMENT_ID = str(uuid.uuid4()), str(uuid.uuid4())
+CONFIG_ID, DERIVED_ID, DEPLOYMENT_ID = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
 
 
 def _id():
@@ -66,6 +70,9 @@ def _spec(project_id, suffix):
                "data": {"value": ["Zq8Lm2Pa", True]}},
               {"name": "cfg", "physical_id": CONFIG_ID,
                "properties": {"group": "script", "config": "echo hi"}},
+              {"name": "dep", "physical_id": DEPLOYMENT_ID, "requires": ["cfg"],
+               "properties": {"config": CONFIG_ID, "server": "srv-1",
+                              "signal_transport": "NO_SIGNAL"}},
               {"name": "child", "physical_id": child, "requires": ["v"],
                "data": {"nested_stack_id": [child, False]}}],
           "events": [{"resource_name": "v", "resource_action": "CREATE",
@@ -77,8 +84,13 @@ def _spec(project_id, suffix):
                       "resource_status_reason": "state changed"}],
           "software_configs": [{"id": CONFIG_ID, "name": "cfg", "group": "script",
                                 "config": {"config": "echo hi", "inputs": [], "outputs": [],
-                                           "options": {}}}],
-          "software_deployments": [{"id": DEPLOYMENT_ID, "config_id": CONFIG_ID,
+                                           "options": {}}},
+                               {"id": DERIVED_ID, "name": f"imp-app-{suffix}-dep-x2",
+                                "group": "script",
+                                "config": {"config": "echo hi", "options": {}, "outputs": [],
+                                           "inputs": [{"name": "deploy_server_id",
+                                                       "type": "String", "value": "srv-1"}]}}],
+          "software_deployments": [{"id": DEPLOYMENT_ID, "config_id": DERIVED_ID,
                                     "server_id": "srv-1", "input_values": {"a": 1},
                                     "output_values": {"result": "done"}, "action": "CREATE",
                                     "status": "COMPLETE", "status_reason": "Outputs received"}]}
@@ -129,8 +141,13 @@ def imported(live_service, heat_db):
     dry = live_service.manage(*args, "--dry-run")
     first = live_service.manage(*args)
     second = live_service.manage(*args)
+    late = _id()  # made in Heat after the first import: the next run takes only it
+    heat_db.store([{"id": late, "root": late, "name": f"imp-late-{suffix}",
+                    "tenant": alice["project_id"], "username": f"alice-{suffix}",
+                    "template": {"heat_template_version": "2021-04-16"}}])
+    third = live_service.manage(*args)
     return {"suffix": suffix, "project": project, "alice": alice, "spec": spec,
-            "dry": dry, "first": first, "second": second}
+            "dry": dry, "first": first, "second": second, "third": third, "late": late}
 
 
 def _client(info):
@@ -147,7 +164,7 @@ def test_dry_run_lists_what_would_be_imported_and_skipped_and_why(imported):
     dry, s = imported["dry"], imported["suffix"]
     assert dry.returncode == 0, dry.stderr
     assert _line(dry.stdout, f"imp-app-{s}").split()[4] == "import"
-    assert "2 stack(s), 6 resource(s)" in _line(dry.stdout, f"imp-app-{s}")
+    assert "2 stack(s), 7 resource(s)" in _line(dry.stdout, f"imp-app-{s}")
     busy = _line(dry.stdout, f"imp-busy-{s}")
     assert " skip " in busy and f"stack imp-busy-{s} is UPDATE_IN_PROGRESS in Heat" in busy
     assert "has no row in Heat's database" in _line(dry.stdout, f"imp-orphan-{s}")
@@ -165,9 +182,12 @@ def test_import_then_second_run_imports_nothing_again(imported):
     assert second.returncode == 0, second.stderr
     assert "already imported" in _line(second.stdout, f"imp-app-{s}")
     assert "already imported: 1, skip: 4" in second.stdout
+    third = imported["third"]
+    assert _line(third.stdout, f"imp-late-{s}").split()[4] == "imported"
+    assert "imported: 1, already imported: 1, skip: 4" in third.stdout
     hc = _client(imported["alice"])
     names = [st.stack_name for st in hc.stacks.list()]
-    assert names.count(f"imp-app-{s}") == 1
+    assert names.count(f"imp-app-{s}") == 1 and names.count(f"imp-late-{s}") == 1
     assert not [n for n in names if n.startswith(("imp-busy", "imp-orphan", "imp-type",
                                                   "imp-version"))]
 
@@ -187,12 +207,14 @@ def test_stack_shows_as_heat_stored_it(imported):
     assert {r.resource_status for r in resources.values()} == {"CREATE_COMPLETE"}
     assert hc.resources.metadata(app["id"], "v") == {"note": "kept"}
     assert hc.resources.get(app["id"], "rnd").attributes["value"] == "Zq8Lm2Pa"
-    events = [(e.resource_name, e.resource_status) for e in hc.events.list(app["id"])]
-    assert ("v", "IN_PROGRESS") in events and ("v", "COMPLETE") in events
+    events = [(e.resource_name, e.resource_status, e.physical_resource_id)
+              for e in hc.events.list(app["id"], sort_dir="asc")]
+    assert events == [("v", "CREATE_IN_PROGRESS", ""), ("v", "CREATE_COMPLETE", "v-phys")]
     nested = hc.stacks.get(spec[1]["id"])
     assert nested.parent == app["id"] and nested.stack_status == "CREATE_COMPLETE"
     assert resources["child"].physical_resource_id == spec[1]["id"]
     assert hc.software_configs.get(CONFIG_ID).config == "echo hi"
+    assert hc.software_configs.get(DERIVED_ID).inputs[0]["value"] == "srv-1"
     deployment = hc.software_deployments.get(DEPLOYMENT_ID)
     assert (deployment.server_id, deployment.output_values, deployment.status) == \
         ("srv-1", {"result": "done"}, "COMPLETE")
@@ -253,3 +275,20 @@ def test_not_a_heat_database_or_a_newer_schema_is_refused(live_service, heat_db)
     finally:
         with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_the_stack_page_offers_the_consent_and_gives_it(live_service, imported):
+    hc, late = _client(imported["alice"]), imported["late"]
+    username = f"alice-{imported['suffix']}"
+    set_password(live_service, username)
+    browser = Browser(live_service, username)
+    page = browser.session.get(f"{live_service.url}/stacks/{late}/")
+    assert 'id="action-reauthorise"' in page.text and "Imported from Heat" in page.text
+    with pytest.raises(heat_exc.HTTPForbidden):
+        hc.stacks.delete(late)
+    assert browser.page_action(late, "reauthorise") == \
+        [f"Stack imp-late-{imported['suffix']} re-authorised."]
+    page = browser.session.get(f"{live_service.url}/stacks/{late}/")
+    assert 'id="action-reauthorise"' not in page.text
+    hc.stacks.delete(late)
+    wait_deleted(hc, late)

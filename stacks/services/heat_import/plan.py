@@ -20,6 +20,12 @@ from stacks.services.heat_import.source import SourceError
 IMPORT, SKIP, DONE = "import", "skip", "already imported"
 
 
+class CannotImport(HeatError):
+    """What heatweb cannot represent of a Heat stack (its tree is skipped whole)."""
+
+    status = 400
+
+
 @dataclass
 class StackPlan:
     """One Heat stack to import: its row, its definition's parts, and its resources."""
@@ -119,10 +125,6 @@ def _plan_tree(source, root, children, project):
     return plan
 
 
-class CannotImport(HeatError):
-    status = 400
-
-
 def _plan_stack(source, row, project):
     state = f"{row['action']}_{row['status']}"
     if state not in st.ALL_STATES:
@@ -134,13 +136,14 @@ def _plan_stack(source, row, project):
                                       project_id=project.pk)
     except HeatError as error:
         raise CannotImport(f"stack {row['name']}: {error.message}") from None
+    live = [r for r in source.resources(row["id"])
+            if not (r["action"] == "DELETE" and r["status"] == st.COMPLETE)]
+    live_ids = {r["id"] for r in live}
     resources = []
-    for res in source.resources(row["id"]):
-        if res["action"] == "DELETE" and res["status"] == st.COMPLETE:
-            continue
-        if res["replaced_by"] is not None and any(
-                r["id"] == res["replaced_by"] for r in resources):
-            continue
+    for res in live:
+        if res["replaced_by"] in live_ids:  # its old object would be held by no one
+            raise CannotImport(f"stack {row['name']}: resource {res['name']} was replaced and "
+                               f"Heat has not cleaned up the old one (let Heat converge it)")
         res["type"] = _resource_type(source, res, definition, env, files, row)
         state = f"{res['action']}_{res['status']}"
         if state not in st.ALL_STATES:
