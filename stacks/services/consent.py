@@ -20,8 +20,8 @@ from heatweb.tokens import project_access
 from stacks.models import Stack, StackConsent
 
 # What the door lets through without consent: none of these acts on the cloud for the
-# stack (a lock at level ``stacks`` only; see ``consent_refusal``).
-WITHOUT_CONSENT = ("lock", "unlock", "abandon", "reauthorise", "deployment_update",
+# stack. A lock too, at level ``stacks`` (see ``consent_refusal``).
+WITHOUT_CONSENT = ("unlock", "abandon", "reauthorise", "deployment_update",
                    "deployment_delete")
 
 
@@ -53,7 +53,7 @@ def consent_pending(stack):
 def consent_refusal(stack, action, *, level=None, cascade_from=None, resume=False, **_):
     """``ConsentNeeded`` when ``action`` would act on the cloud for a stack waiting for its
     owner's consent, else None. A lock is let through at level ``stacks`` only."""
-    if action in WITHOUT_CONSENT and action != "lock":
+    if action in WITHOUT_CONSENT:
         return None
     if action == "lock" and (resume or cascade_from is not None or level == "stacks"):
         return None

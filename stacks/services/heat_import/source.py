@@ -12,6 +12,7 @@ import base64
 import json
 from urllib.parse import unquote, urlsplit
 
+import psycopg
 from cryptography.fernet import Fernet, InvalidToken
 
 # Heat 27's alembic revisions (heat/db/migrations/versions), oldest first. A database at
@@ -30,8 +31,6 @@ def connect(url):
     parts = urlsplit(url)
     scheme = parts.scheme.split("+")[0]
     if scheme in ("postgresql", "postgres"):
-        import psycopg
-
         conninfo = f"postgresql://{parts.netloc}{parts.path}"
         if parts.query:
             conninfo += f"?{parts.query}"
@@ -43,7 +42,7 @@ def connect(url):
         return conn
     if scheme in ("mysql", "mariadb"):
         try:
-            import pymysql
+            import pymysql  # optional: only a MariaDB/MySQL source needs it
         except ImportError:
             raise SourceError("reading a MariaDB/MySQL Heat database needs PyMySQL "
                               "(pip install PyMySQL)") from None
