@@ -50,9 +50,10 @@ def consent_pending(stack):
         .select_related("stack__project").first()
 
 
-def consent_refusal(stack, action, *, level=None, cascade_from=None, resume=False, **_):
+def consent_refusal(stack, action, /, *, level=None, cascade_from=None, resume=False, **_):
     """``ConsentNeeded`` when ``action`` would act on the cloud for a stack waiting for its
-    owner's consent, else None. A lock is let through at level ``stacks`` only."""
+    owner's consent, else None. A lock is let through at level ``stacks`` only. The door's
+    arguments come as keywords (a deployment's own ``action`` among them)."""
     if action in WITHOUT_CONSENT:
         return None
     if action == "lock" and (resume or cascade_from is not None or level == "stacks"):
