@@ -305,8 +305,11 @@ DOCS = {
             "Exactly one key: suspend, resume, check, cancel_update, cancel_without_rollback, "
             'lock ({"lock": {"level": "all"|"stacks"}, "reason": "..."}; null or {} means '
             'level all; also allow and interrupt) or unlock ({"unlock": null}) or '
-            'detect_drift (null; the report is at .../drift). 200 when the action started; 409 '
-            "StackLocked/ActionInProgress/InvalidStackState when the state table refuses."))),
+            'detect_drift (null; the report is at .../drift) or reauthorise (null: the owner '
+            "of a stack imported from Heat, or a project admin, consents to heatweb acting "
+            "on the cloud for it; docs/migration.md). 200 when the action started; 409 "
+            "StackLocked/ActionInProgress/InvalidStackState when the state table refuses; "
+            "403 while an imported stack waits for its owner's consent."))),
     locks.StackLockHistoryApi: dict(get=_op(
         "A stack's lock history", answer=ANSWERS["locks"], parameters=[
             OpenApiParameter("limit", str, description="Page size"),

@@ -23,7 +23,7 @@ from stacks.services.preview import stack_preview, stack_update_preview
 
 # The actions ``POST .../actions`` takes (the door has more: update, delete, signal).
 BODY_ACTIONS = ("suspend", "resume", "check", "cancel_update", "cancel_without_rollback",
-                "lock", "unlock", "detect_drift")
+                "lock", "unlock", "detect_drift", "reauthorise")
 
 
 MAX_TAGS = settings.HEATWEB["MAX_TAGS"]

@@ -1,3 +1,4 @@
+from stacks.models.consent import StackConsent
 from stacks.models.drift import DriftReport
 from stacks.models.event import Event
 from stacks.models.holds import CloudHold
@@ -10,4 +11,4 @@ from stacks.models.wait_conditions import WaitConditionSignal
 
 from stacks.cloud.models import SimFault, SimImage, SimObject, SimServer  # the simulated cloud's tables
 
-__all__ = ["CloudHold", "DriftReport", "Event", "LockRecord", "LockWindow", "RawTemplate", "Resource", "SimFault", "SimImage", "SimObject", "SimServer", "Snapshot", "Stack", "WaitConditionSignal"]
+__all__ = ["CloudHold", "DriftReport", "Event", "LockRecord", "LockWindow", "RawTemplate", "Resource", "SimFault", "SimImage", "SimObject", "SimServer", "Snapshot", "Stack", "StackConsent", "WaitConditionSignal"]

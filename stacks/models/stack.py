@@ -60,6 +60,9 @@ class Stack(models.Model):
     # The lock to take again when the action running under it settles (an action the
     # lock allows, or one a lock interrupted); while set, the lock holds.
     lock_pending = models.JSONField(null=True, blank=True)
+    # Imported (``manage.py import_heat``) and not re-authorised yet: nothing acts on the
+    # cloud for it until its owner consents (``stacks.services.consent``).
+    needs_consent = models.BooleanField(default=False)
 
     class Meta:
         constraints = [

@@ -20,7 +20,7 @@ urlpatterns = [
     path("stacks/<uuid:stack_id>/lock-windows/<int:window_id>/cancel",
          views.stack_lock_window_cancel, name="stack-lock-window-cancel"),
     re_path(r"^stacks/(?P<stack_id>[0-9a-f-]{36})/actions/"
-            r"(?P<action>lock|unlock|suspend|resume|check|delete)$",
+            r"(?P<action>lock|unlock|suspend|resume|check|delete|reauthorise)$",
             views.stack_action, name="stack-action"),
     path("stacks/<uuid:stack_id>/drift", views.stack_drift_detect, name="stack-drift"),
     path("stacks/<uuid:stack_id>/resources/<str:resource_name>", views.resource_detail,

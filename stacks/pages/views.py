@@ -240,7 +240,8 @@ def stack_action(request, stack_id, action):
     except HeatError as error:
         messages.error(request, error.message)
     else:
-        messages.success(request, f"{STARTED[action]} of stack {stack.name} started.")
+        messages.success(request, f"Stack {stack.name} re-authorised." if action == "reauthorise"
+                         else f"{STARTED[action]} of stack {stack.name} started.")
         if action == "delete":
             return redirect(list_return_url(request))
     if request.POST.get("next"):  # a row's menu on the list page

@@ -19,6 +19,7 @@ from django_fsm import can_proceed
 
 from heatweb.exceptions import Forbidden, InvalidActionRequest, StackLocked
 from stacks.models import states as st
+from stacks.services.consent import consent_refusal
 from stacks.services.lock_history import lock_record
 
 # name -> handler(stack, *, user, **args): what the action does once the state allows it.
@@ -73,6 +74,9 @@ def stack_action(stack, action, /, *, user=None, **args):
         raise InvalidActionRequest(f"Invalid action {action} specified")
     if action in ARGUMENT_CHECKS:
         ARGUMENT_CHECKS[action](**args)
+    refused = consent_refusal(stack, action, **args)
+    if refused is not None:  # an imported stack: no credentials on the cloud for it yet
+        raise refused
     transition = TRANSITIONS.get(action)
     if callable(transition):  # the parent's cascade, a lock taken again, one that interrupts
         transition = transition(stack, **args)

@@ -14,8 +14,8 @@ from heatweb.tokens import is_cloud_admin
 from stacks.models import states as st
 from stacks.models.events import resource_event
 from stacks.selectors import stack_resource
-from stacks.services import drift, lifecycle, lock_healing, locking, resource_health, \
-    signals, snapshots
+from stacks.services import consent, drift, lifecycle, lock_healing, locking, \
+    resource_health, signals, snapshots
 from stacks.services.actions import action_register, refusal_record, refuse_if_locked
 
 
@@ -114,3 +114,6 @@ def register_actions():
                     drift.stack_drift_detect(stack, user=user))
     # Not a transition: one resource's state, refused while a lock holds over the stack.
     action_register("mark_unhealthy", _mark_unhealthy)
+    # Not a transition: an imported stack's owner consents to heatweb acting for it.
+    action_register("reauthorise", lambda stack, *, user:
+                    consent.stack_reauthorise(stack, user=user))
