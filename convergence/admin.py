@@ -16,6 +16,7 @@ from convergence.models import Breakpoint, Engine, OutboxMessage, SyncPoint, Tra
 from convergence.recovery import engine_locks_release
 from heatweb.admin import ReadOnlyAdmin
 from heatweb.exceptions import HeatError
+from stacks.admin_masking import HiddenMaskingAdmin
 from stacks.models import Resource
 from stacks.models import states as st
 from stacks.topology import layout
@@ -76,7 +77,10 @@ def stack_name(obj):
 
 
 @admin.register(SyncPoint)
-class SyncPointAdmin(ReadOnlyAdmin):
+class SyncPointAdmin(HiddenMaskingAdmin):
+    """A sync point's ``input_data`` is its predecessors' resolved data: shown with the
+    stack's hidden parameter values masked, as every other admin page shows them."""
+
     list_display = ("node", stack_name, "short_traversal", "ready", "waiting_for",
                     "updated_at")
     list_filter = (WaitingFilter, CurrentTraversalFilter, "is_update")

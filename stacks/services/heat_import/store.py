@@ -12,17 +12,21 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from heatweb.keystone_models import KeystoneAccount
-from softwareconfig.models import SoftwareConfig, SoftwareDeployment
 from stacks.models import Event, RawTemplate, Resource, Stack, StackConsent
 from stacks.ownership import holds_record_rows
 
-CONFIG_TYPES = ("OS::Heat::SoftwareConfig", "OS::Heat::StructuredConfig",
-                "OS::Heat::SoftwareComponent", "OS::Heat::MultipartMime",
-                "OS::Heat::CloudConfig")
-DEPLOYMENT_TYPES = ("OS::Heat::SoftwareDeployment", "OS::Heat::StructuredDeployment")
+# What stores a stack's software configs and deployments (``software_import(stack,
+# resources, source)``): registered by the softwareconfig app at start, as the stacks'
+# services import nothing of it.
+_software_writers = []
 
 
-def _aware(value):
+def software_writer_register(writer):
+    if writer not in _software_writers:
+        _software_writers.append(writer)
+
+
+def aware(value):
     """Heat stores naive UTC times."""
     if value is None or value.tzinfo is not None:
         return value
@@ -70,12 +74,13 @@ def _store_stack(stack_plan, project, owner, stacks, source):
         nested_depth=parent.nested_depth + 1 if parent else 0, timeout_mins=row["timeout"],
         disable_rollback=bool(row["disable_rollback"]), tags=stack_plan.tags,
         needs_consent=True)
-    Stack.objects.filter(pk=stack.pk).update(created_at=_aware(row["created_at"]),
-                                             updated_at=_aware(row["updated_at"]))
+    Stack.objects.filter(pk=stack.pk).update(created_at=aware(row["created_at"]),
+                                             updated_at=aware(row["updated_at"]))
     _store_resources(stack, raw, stack_plan)
     holds_record_rows(stack, stack_plan.definition.plugins)
     _store_events(stack, source.events(row["id"]))
-    _store_software(stack, stack_plan, source)
+    for writer in _software_writers:
+        writer(stack, stack_plan.resources, source)
     return stack
 
 
@@ -93,8 +98,8 @@ def _store_resources(stack, raw, stack_plan):
     by_heat_id = {res["id"]: new for res, new in zip(stack_plan.resources, rows)}
     for res, new in zip(stack_plan.resources, rows):
         new.requires = sorted(by_heat_id[r].pk for r in res["requires"] if r in by_heat_id)
-        new.created_at = _aware(res["created_at"]) or new.created_at
-        new.updated_at = _aware(res["updated_at"]) or new.created_at
+        new.created_at = aware(res["created_at"]) or new.created_at
+        new.updated_at = aware(res["updated_at"]) or new.created_at
     Resource.objects.bulk_update(rows, ["requires", "created_at", "updated_at"])
 
 
@@ -107,36 +112,5 @@ def _store_events(stack, events):
                   resource_status_reason=e["resource_status_reason"] or "") for e in events]
     Event.objects.bulk_create(rows, batch_size=500)
     for event, new in zip(events, rows):  # Heat's times, not the import's
-        new.created_at = _aware(event["created_at"])
+        new.created_at = aware(event["created_at"])
     Event.objects.bulk_update(rows, ["created_at"], batch_size=500)
-
-
-def _store_software(stack, stack_plan, source):
-    """The configs and deployments the stack's resources made (their physical ids)."""
-    config_ids = [r["nova_instance"] for r in stack_plan.resources
-                  if r["type"] in CONFIG_TYPES and r["nova_instance"]]
-    deployments = source.deployments([r["nova_instance"] for r in stack_plan.resources
-                                      if r["type"] in DEPLOYMENT_TYPES and r["nova_instance"]])
-    derived = {d["config_id"] for d in deployments if d["config_id"]} - set(config_ids)
-    for config in source.configs(sorted(set(config_ids) | derived)):
-        if SoftwareConfig.objects.filter(pk=config["id"]).exists():
-            continue
-        body = config["config"]
-        made = SoftwareConfig.objects.create(
-            id=config["id"], project_id=stack.project_id, name=config["name"] or "",
-            group=config["group"] or "Heat::Ungrouped", config=body.get("config"),
-            inputs=body.get("inputs") or [], outputs=body.get("outputs") or [],
-            options=body.get("options") or {}, derived=config["id"] in derived)
-        SoftwareConfig.objects.filter(pk=made.pk).update(created_at=_aware(config["created_at"]))
-    for dep in deployments:
-        if SoftwareDeployment.objects.filter(pk=dep["id"]).exists():
-            continue
-        SoftwareDeployment.objects.create(
-            id=dep["id"], project_id=stack.project_id, config_id=dep["config_id"],
-            server_id=dep["server_id"], input_values=dep["input_values"],
-            output_values=dep["output_values"], action=dep["action"] or "INIT",
-            status=dep["status"] or "COMPLETE", status_reason=dep["status_reason"] or "",
-            stack_user_project_id=dep["stack_user_project_id"] or "",
-            updated_at=_aware(dep["updated_at"]))
-        SoftwareDeployment.objects.filter(pk=dep["id"]).update(
-            created_at=_aware(dep["created_at"]))

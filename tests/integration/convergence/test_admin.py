@@ -117,3 +117,24 @@ def test_traversal_page_names_nodes_and_their_missing_predecessors(admin_client,
     assert "r (create)" not in listed.content.decode()
     engine = admin_client.get(f"/admin/convergence/engine/{dead.pk}/change/").content.decode()
     assert '<th scope="row">r</th>' in engine
+
+
+def test_a_sync_points_input_data_shows_the_stacks_hidden_values_masked(admin_client, db):
+    """A sync point's input data is its predecessors' resolved data: a hidden parameter's
+    value that flowed into it is masked, as on every other admin page."""
+    project = Project.objects.create(name="adm-hidden")
+    raw = RawTemplate.objects.create(
+        template={"heat_template_version": "2016-10-14",
+                  "parameters": {"pw": {"type": "string", "hidden": True}},
+                  "resources": {"r": {"type": "OS::Heat::None"}}},
+        environment={"parameters": {"pw": "marker-5f1e9c"}})
+    stack = Stack.objects.create(project=project, name="h", raw_template=raw,
+                                 state="CREATE_IN_PROGRESS", current_traversal="t9")
+    point = SyncPoint.objects.create(
+        entity_id="1", traversal_id="t9", is_update=True, stack=stack, predecessors=[1],
+        successors=[], input_data={"1": {"attrs": {"value": "user:marker-5f1e9c"}}})
+    page = admin_client.get(f"/admin/convergence/syncpoint/{point.pk}/change/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "marker-5f1e9c" not in text
+    assert "user:******" in text
