@@ -208,3 +208,53 @@ def test_a_guest_of_a_stack_locked_at_level_all_gets_no_new_deployment(member, l
     finally:
         heat.stacks.delete(stack_id)
         wait_stack(heat, stack_id, "DELETE_COMPLETE", timeout=TIMEOUT)
+
+
+def group_template(name, member, greeting):
+    servers = {f"s{n}": agent_server(f"{name}-s{n}", member) for n in range(3)}
+    return {"heat_template_version": "2016-10-14", "resources": {
+        **network(name, "10.50.0.0/24"), **servers,
+        "config": {"type": "OS::Heat::SoftwareConfig", "properties": {
+            "group": "script", "inputs": [{"name": "greeting"}],
+            "outputs": [{"name": "said"}],
+            "config": '#!/bin/sh\nprintf "%s from %s" "$greeting" "$(hostname)" '
+                      '> "$heat_outputs_path.said"\n'}},
+        "deploy": {"type": "OS::Heat::SoftwareDeploymentGroup", "properties": {
+            "config": {"get_resource": "config"},
+            "servers": {n: {"get_resource": n} for n in servers},
+            "input_values": {"greeting": greeting}, "signal_transport": "HEAT_SIGNAL"}}},
+        "outputs": {"said": {"value": {"get_attr": ["deploy", "said"]}}}}
+
+
+def test_a_deployment_group_configures_three_real_guests(member):
+    heat, name = member.heat, f"ag{uuid.uuid4().hex[:6]}"
+    nova = openstack.connect(cloud="heatweb-demo-member", connect_retries=3)
+    stack_id = heat.stacks.create(stack_name=name, timeout_mins=TIMEOUT // 60,
+                                  template=group_template(name, member, "hello"))[
+        "stack"]["id"]
+    try:
+        started = time.monotonic()
+        wait_stack(heat, stack_id, "CREATE_COMPLETE", timeout=TIMEOUT)
+        print(f"3 agent guests: CREATE_COMPLETE {time.monotonic() - started:.0f} s "
+              "after the create")
+        servers = {f"s{n}": heat.resources.get(stack_id, f"s{n}").physical_resource_id
+                   for n in range(3)}
+        assert set(qemu_guests(set(servers.values()))) == set(servers.values())
+
+        def said():
+            return {o["output_key"]: o["output_value"]
+                    for o in heat.stacks.get(stack_id).outputs}["said"]
+
+        assert said() == {n: f"hello from {name}-{n}" for n in servers}
+        for n, server_id in servers.items():
+            console = nova.compute.get_server_console_output(server_id)["output"]
+            print(f"{n}: " + " | ".join(line for line in console.splitlines()
+                                        if "starting heatweb-agent" in line
+                                        or "heatweb-agent INFO server" in line))
+
+        heat.stacks.update(stack_id, template=group_template(name, member, "bonjour"))
+        wait_stack(heat, stack_id, "UPDATE_COMPLETE", timeout=TIMEOUT)
+        assert said() == {n: f"bonjour from {name}-{n}" for n in servers}
+    finally:
+        heat.stacks.delete(stack_id)
+        wait_stack(heat, stack_id, "DELETE_COMPLETE", timeout=TIMEOUT)
