@@ -192,7 +192,8 @@ def test_a_guest_of_a_stack_locked_at_level_all_gets_no_new_deployment(member, l
             heat.software_deployments.create(
                 config_id=config.id, server_id=server_id, action="CREATE",
                 status="IN_PROGRESS")
-        assert "StackLocked" in str(refused.value), refused.value
+        assert refused.value.error["error"]["type"] == "StackLocked", refused.value.error
+        assert f"Stack {name} is locked at level all" in str(refused.value)
         assert heat.software_deployments.metadata(server_id) == before
         # The guest's agent keeps polling (every POLL s) and finds nothing new.
         console_before = nova.compute.get_server_console_output(server_id)["output"]
@@ -206,6 +207,9 @@ def test_a_guest_of_a_stack_locked_at_level_all_gets_no_new_deployment(member, l
         wait_stack(heat, stack_id, "UNLOCK_COMPLETE", timeout=240)
         heat.software_configs.delete(config.id)
     finally:
+        if heat.stacks.get(stack_id).stack_status == "LOCK_COMPLETE":  # a failure above
+            member.action(name, stack_id, {"unlock": None})
+            wait_stack(heat, stack_id, "UNLOCK_COMPLETE", timeout=240)
         heat.stacks.delete(stack_id)
         wait_stack(heat, stack_id, "DELETE_COMPLETE", timeout=TIMEOUT)
 
