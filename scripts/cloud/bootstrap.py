@@ -39,6 +39,8 @@ IMAGE_NAME = "heatweb-tiny"
 # Glance only name them. img_config_drive=mandatory: Nova gives these servers (and
 # only these) a config drive, where the guest reads its user_data.
 GUEST_IMAGE_NAME = "heatweb-guest"
+# The same with python3 and heatweb's in-instance agent (BASE/guests/agent-image).
+AGENT_GUEST_IMAGE_NAME = "heatweb-agent-guest"
 # (user, project, role): the accounts tests and the Keystone mode sign in with.
 ACCOUNTS = (("demo-member", "demo", "member"), ("demo-reader", "demo", "reader"),
             ("alt-member", "alt", "member"))
@@ -115,6 +117,12 @@ def seed(conn, password):
     if not conn.image.find_image(GUEST_IMAGE_NAME):
         conn.image.create_image(
             name=GUEST_IMAGE_NAME, data=b"heatweb busybox guest: BASE/guests/image\n",
+            disk_format="raw", container_format="bare", visibility="public",
+            img_config_drive="mandatory", os_distro="busybox")
+    if not conn.image.find_image(AGENT_GUEST_IMAGE_NAME):
+        conn.image.create_image(
+            name=AGENT_GUEST_IMAGE_NAME,
+            data=b"heatweb agent guest: BASE/guests/agent-image\n",
             disk_format="raw", container_format="bare", visibility="public",
             img_config_drive="mandatory", os_distro="busybox")
     idn = conn.identity

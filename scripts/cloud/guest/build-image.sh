@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# scripts/cloud/guest/build-image.sh BASE: the busybox guest of the one-machine cloud,
-# built from Debian's packages and cached under BASE/guests (called by scripts/cloud-up).
+# scripts/cloud/guest/build-image.sh BASE [busybox|agent]: a guest of the one-machine
+# cloud, built from Debian's packages and cached under BASE/guests (called by
+# scripts/cloud-up for both kinds).
 #
 # The guest is Debian's cloud kernel (its .deb unpacked, never installed on the host)
 # and an initramfs of busybox-static, the host's curl with its libraries, 11 virtio
@@ -9,11 +10,26 @@
 # it (the kernel package and version, busybox's and curl's versions, init and this
 # script), so a change of any of them builds a new one; BASE/guests/image points at
 # the current one. Prints the image directory.
+#
+# The agent kind (BASE/guests/agent-image-KEY, BASE/guests/agent-image) is the same plus
+# Debian's python3.11-minimal, libpython3.11-minimal and libpython3.11-stdlib (their
+# .debs unpacked, byte-compiled by that python; no tests, docs, IDLE or Tk) and
+# heatweb's own in-instance agent (softwareconfig/agent: heatweb_agent.py and its
+# hooks) with ./agent-start, which init runs to start the agent from the config drive.
+# KEY hashes those packages' versions and the agent's files too.
 # Installs the host packages it and the guest driver need when one is missing
 # (qemu-system-x86 qemu-utils busybox-static genisoimage cpio socat curl).
 set -euo pipefail
 BASE=$(realpath -m "$1")
+KIND=${2:-busybox}
 HERE="$(cd "$(dirname "$0")" && pwd)"
+AGENT_SRC=$(realpath "$HERE/../../../softwareconfig/agent")
+PY_PKGS=(python3.11-minimal libpython3.11-minimal libpython3.11-stdlib)
+case $KIND in
+    busybox) PREFIX=image ;;
+    agent) PREFIX=agent-image ;;
+    *) echo "usage: $0 BASE [busybox|agent]" >&2; exit 2 ;;
+esac
 G=$BASE/guests
 mkdir -p "$G"
 say() { echo "guest image: $*" >&2; }
@@ -44,11 +60,17 @@ if [ -z "$KPKG" ]; then
 fi
 [ -n "$KPKG" ] || { say "no linux-image-cloud-amd64 in apt's lists"; exit 1; }
 KVERSION=$(apt-cache show "$KPKG" | awk '/^Version:/ && !n {print $2; n = 1}')
-key=$( { echo "$KPKG $KVERSION"; dpkg-query -W busybox-static curl; cat "$HERE/init" "$0"; } \
-       | sha256sum | cut -c1-12)
-OUT=$G/image-$key
+pkg_version() { apt-cache show "$1" 2>/dev/null | awk '/^Version:/ && !n {print $2; n = 1}'; }
+agent_inputs() {  # what the agent kind adds: the python packages' versions, the agent
+    [ "$KIND" = agent ] || return 0
+    for p in "${PY_PKGS[@]}"; do echo "$p $(pkg_version "$p")"; done
+    cat "$HERE/agent-start" "$AGENT_SRC/heatweb_agent.py" "$AGENT_SRC"/hooks/*
+}
+key=$( { echo "$KPKG $KVERSION"; dpkg-query -W busybox-static curl; cat "$HERE/init" "$0";
+         agent_inputs; } | sha256sum | cut -c1-12)
+OUT=$G/$PREFIX-$key
 if [ -f "$OUT/initrd.cpio.gz" ] && [ -f "$OUT/vmlinuz" ]; then
-    ln -sfn "image-$key" "$G/image"
+    ln -sfn "$PREFIX-$key" "$G/$PREFIX"
     echo "$OUT"
     exit 0
 fi
@@ -107,16 +129,57 @@ echo "root:x:0:0:root:/root:/bin/sh" > "$R/etc/passwd"
 echo "root:x:0:" > "$R/etc/group"
 printf '127.0.0.1 localhost\n' > "$R/etc/hosts"
 install -m 755 "$HERE/init" "$R/init"
+ln -s ../../bin/busybox "$R/usr/bin/env"  # hooks say #!/usr/bin/env python3
+
+if [ "$KIND" = agent ]; then
+    # Debian's python3.11, unpacked into the root; its libraries from the host (as curl's).
+    mkdir -p "$W/py"
+    for p in "${PY_PKGS[@]}"; do
+        v=$(pkg_version "$p")
+        deb=$(find "$G/debs" -name "${p}_${v//:/%3a}_*.deb" | sort | tail -1)
+        if [ -z "$deb" ]; then
+            (cd "$G/debs" && apt-get download "$p=$v" >/dev/null 2>"$W/download.err") \
+                || { cat "$W/download.err" >&2; say "apt-get download $p failed"; exit 1; }
+            deb=$(find "$G/debs" -name "${p}_${v//:/%3a}_*.deb" | sort | tail -1)
+        fi
+        dpkg-deb -x "$deb" "$W/py"
+    done
+    PYLIB=usr/lib/python3.11
+    rm -rf "$W/py/$PYLIB"/{test,idlelib,tkinter,turtledemo,lib2to3,ensurepip,pydoc_data} \
+           "$W/py/usr/share"
+    cp -a "$W/py/usr/." "$R/usr/"
+    ln -sf python3.11 "$R/usr/bin/python3"
+    # Byte-compiled by that interpreter, each .pyc in place of its .py (-b): the guest
+    # never compiles at boot, and the initramfs the kernel unpacks under TCG is smaller.
+    PYTHONHOME="$R/usr" "$R/usr/bin/python3.11" -m compileall -q -b -j 0 "$R/$PYLIB" >/dev/null
+    find "$R/$PYLIB" -name '*.py' -delete
+    find "$R/$PYLIB" -name __pycache__ -prune -exec rm -rf {} +
+    for f in "$R/usr/bin/python3.11" "$R/$PYLIB"/lib-dynload/*.so; do
+        ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /ld-linux/{print $1}'
+    done | sort -u | while read -r l; do
+        [ -f "$R$l" ] || install -D "$(readlink -f "$l")" "$R$l"
+    done
+    # heatweb's agent, as in the repository, and what starts it from the config drive.
+    mkdir -p "$R/usr/lib/heatweb-agent" "$R/var/lib/heatweb-agent"
+    cp "$AGENT_SRC/heatweb_agent.py" "$R/usr/lib/heatweb-agent/"
+    cp -r "$AGENT_SRC/hooks" "$R/usr/lib/heatweb-agent/hooks"
+    chmod +x "$R/usr/lib/heatweb-agent/hooks"/*
+    install -m 755 "$HERE/agent-start" "$R/usr/lib/heatweb-agent/agent-start"
+fi
 
 mkdir -p "$W/out"
 cp "$W"/kpkg/boot/vmlinuz-* "$W/out/vmlinuz"
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) > "$W/out/initrd.cpio.gz"
 printf 'kernel %s %s\n' "$KPKG" "$KVERSION" > "$W/out/MANIFEST"
 dpkg-query -W busybox-static curl >> "$W/out/MANIFEST"
+if [ "$KIND" = agent ]; then
+    for p in "${PY_PKGS[@]}"; do printf '%s\t%s\n' "$p" "$(pkg_version "$p")"; done
+    echo "heatweb-agent $(sha256sum "$AGENT_SRC/heatweb_agent.py" | cut -c1-12)"
+fi >> "$W/out/MANIFEST"
 rm -rf "$OUT"
 mv "$W/out" "$OUT"
-ln -sfn "image-$key" "$G/image"
-# Earlier builds (running guests keep their open files).
-find "$G" -maxdepth 1 -name 'image-*' ! -name "image-$key" -exec rm -rf {} +
+ln -sfn "$PREFIX-$key" "$G/$PREFIX"
+# Earlier builds of this kind (running guests keep their open files).
+find "$G" -maxdepth 1 -name "$PREFIX-*" ! -name "$PREFIX-$key" -exec rm -rf {} +
 say "built $OUT ($(du -sh "$OUT" | cut -f1))"
 echo "$OUT"

@@ -7,7 +7,10 @@ volumes), so the rest of the cloud behaves as before; only a server booted from
 the image named ``[heatweb_guest] image_name`` (``heatweb-guest``, registered by
 scripts/cloud-up) also runs as a QEMU guest: the busybox kernel + initramfs of
 scripts/cloud/guest/build-image.sh, which reads Nova's config drive and runs a
-shell ``user_data``.
+shell ``user_data``. A server of ``[heatweb_guest] agent_image_name``
+(``heatweb-agent-guest``) boots the agent kind of that image (``agent_initrd``:
+the same plus python3 and heatweb's in-instance agent, started from the config
+drive) with ``agent_memory_mb``.
 
 The guest's only NIC is QEMU user-mode networking with ``restrict=on``: no packet
 leaves QEMU except through the forwards given here, each ``guestfwd`` running
@@ -66,6 +69,12 @@ OPTS = [
                help="Seconds a booting guest holds its slot at most."),
     cfg.IntOpt("memory_mb", default=128, help="Guest memory (at least 128: the initramfs)."),
     cfg.StrOpt("accel", default="tcg", choices=["tcg", "kvm"]),
+    cfg.StrOpt("agent_image_name", default="heatweb-agent-guest",
+               help="Servers booted from the Glance image of this name run as agent guests "
+                    "(python3 and heatweb's in-instance agent)."),
+    cfg.StrOpt("agent_initrd", help="The agent guest's initramfs (none: no agent guests)."),
+    cfg.IntOpt("agent_memory_mb", default=256,
+               help="Agent guest memory (its initramfs, with python3, is unpacked into RAM)."),
 ]
 CONF.register_opts(OPTS, group="heatweb_guest")
 
@@ -163,8 +172,19 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
         with configdrive.ConfigDriveBuilder(instance_md=inst_md) as cdb:
             cdb.make_drive(path)
 
+    def _kind(self, instance):
+        """``agent`` for a server of the agent image (spawn wrote it down), else ``busybox``."""
+        try:
+            with open(os.path.join(self._dir(instance), "instance.json")) as f:
+                return json.load(f).get("kind", "busybox")
+        except (OSError, ValueError):
+            return "busybox"
+
     def _argv(self, instance, ports):
         conf, d = CONF.heatweb_guest, self._dir(instance)
+        initrd, memory_mb = conf.initrd, conf.memory_mb
+        if self._kind(instance) == "agent":
+            initrd, memory_mb = conf.agent_initrd, conf.agent_memory_mb
         net = "user,id=n0,restrict=on,net=10.0.2.0/24,host=10.0.2.2"
         for port in ports:
             net += (f",guestfwd=tcp:{GUEST_FWD_IP}:{port}"
@@ -175,9 +195,9 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
         accel = (["-accel", "kvm", "-cpu", "host"] if conf.accel == "kvm"
                  else ["-accel", "tcg,tb-size=32", "-cpu", "max"])
         fwd = ",".join(str(p) for p in ports)
-        return ["qemu-system-x86_64", *accel, "-m", str(max(128, conf.memory_mb)), "-smp", "1",
+        return ["qemu-system-x86_64", *accel, "-m", str(max(128, memory_mb)), "-smp", "1",
                 "-nodefaults", "-no-user-config", "-name", instance.uuid, "-display", "none",
-                "-no-reboot", "-kernel", conf.kernel, "-initrd", conf.initrd,
+                "-no-reboot", "-kernel", conf.kernel, "-initrd", initrd,
                 "-append", f"console=ttyS0 quiet panic=-1 guest.fwd={fwd}",
                 "-drive", f"file={os.path.join(d, 'disk.config')},if=virtio,format=raw,"
                           "readonly=on",
@@ -279,7 +299,12 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
                       allocations, network_info, block_device_info, power_on, accel_info)
         name = (image_meta.name if image_meta is not None and image_meta.obj_attr_is_set("name")
                 else None)
-        if name != CONF.heatweb_guest.image_name:
+        conf = CONF.heatweb_guest
+        if name == conf.image_name:
+            kind = "busybox"
+        elif name == conf.agent_image_name and conf.agent_initrd:
+            kind = "agent"
+        else:
             return
         d = self._dir(instance)
         os.makedirs(d, exist_ok=True)
@@ -287,7 +312,7 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
         with open(os.path.join(d, "mac"), "w") as f:
             f.write(mac)
         with open(os.path.join(d, "instance.json"), "w") as f:
-            json.dump({"uuid": instance.uuid, "name": instance.name}, f)
+            json.dump({"uuid": instance.uuid, "name": instance.name, "kind": kind}, f)
         self._make_config_drive(instance, injected_files, admin_password, network_info)
         if power_on:
             self._start(instance)
