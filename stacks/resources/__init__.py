@@ -1,7 +1,7 @@
 """Resource plugins; importing this package registers the built-in types."""
 from stacks.resources import autoscaling, barbican, cinder, compute, delay, heat_basic, \
-    image, instance_group, keystone, neutron, neutron_extras, neutron_l3, nova_objects, \
-    octavia, resource_chain, resource_group, swift, swift_signal, unavailable, \
+    image, instance_group, keystone, neutron, neutron_extras, neutron_l3, nova_floating_ip, \
+    nova_objects, octavia, resource_chain, resource_group, swift, swift_signal, unavailable, \
     wait_condition  # noqa: F401
 from stacks.resources import aodh  # noqa: F401  (after unavailable: its placeholder)
 # after the plugins they map onto

@@ -30,6 +30,9 @@ TABLE = [
      {"name": False, "hosts": False, "metadata": False, "availability_zone": False}),
     ("OS::Nova::Quota", {"project": "p", "cores": 4}, {},
      {"cores": False, "instances": False, "ram": False, "project": True}),
+    ("OS::Nova::FloatingIP", {}, {}, {"pool": True}),
+    ("OS::Nova::FloatingIPAssociation", {"server_id": "s", "floating_ip": "f"}, {},
+     {"server_id": False, "floating_ip": False}),
     ("OS::Neutron::Router", {}, {"admin_state_up": True, "value_specs": {}},
      {"name": False, "external_gateway_info": False, "admin_state_up": False,
       "distributed": True, "ha": True}),
@@ -118,6 +121,7 @@ def test_each_type_names_a_declared_kind(type_name):
     ("OS::Nova::Quota", {"project": "p", "cores": -2}, "-2 is out of range"),
     ("OS::Nova::Quota", {"project": "p"},
      "At least one of the following properties must be specified: cores, fixed_ips"),
+    ("OS::Nova::FloatingIPAssociation", {"server_id": "s"}, "Property floating_ip not assigned"),
     ("OS::Neutron::RouterInterface", {"router": "r"},
      "At least one of the following properties must be specified: subnet, subnet_id, port"),
     ("OS::Neutron::RouterInterface", {"router": "r", "subnet": "s", "port": "p"},
@@ -216,3 +220,20 @@ def test_retired_types_are_hidden_none_resources_as_in_heat():
     assert "OS::Senlin::Cluster" not in registry.list_types()
     with pytest.raises(NotSupported, match="OS::Senlin::Cluster is not supported"):
         refuse_unavailable("OS::Senlin::Cluster")
+
+
+def test_novas_floating_ip_types_are_heats_hidden_ones_with_heats_schema():
+    for type_name in ("OS::Nova::FloatingIP", "OS::Nova::FloatingIPAssociation"):
+        assert type_name not in registry.list_types()
+        with pytest.raises(NotSupported, match=f"{type_name} is not supported"):
+            refuse_unavailable(type_name)
+    fip = registry.get_plugin("OS::Nova::FloatingIP").schema_doc()
+    assert {k: (p["type"], p["required"], p["update_allowed"])
+            for k, p in fip["properties"].items()} == {"pool": ("string", False, False)}
+    assert {k: a["type"] for k, a in fip["attributes"].items()} == \
+        {"pool": "string", "ip": "string", "show": "map"}
+    association = registry.get_plugin("OS::Nova::FloatingIPAssociation").schema_doc()
+    assert {k: (p["type"], p["required"], p["update_allowed"])
+            for k, p in association["properties"].items()} == \
+        {"server_id": ("string", True, True), "floating_ip": ("string", True, True)}
+    assert set(association["attributes"]) == {"show"}
