@@ -33,6 +33,13 @@ TABLE = [
     ("OS::Nova::FloatingIP", {}, {}, {"pool": True}),
     ("OS::Nova::FloatingIPAssociation", {"server_id": "s", "floating_ip": "f"}, {},
      {"server_id": False, "floating_ip": False}),
+    ("OS::Designate::Zone", {"name": "example.com.", "email": "a@example.com"},
+     {"type": "PRIMARY"}, {"email": False, "ttl": False, "description": False,
+                           "primaries": False, "masters": False, "name": True, "type": True,
+                           "attributes": True}),
+    ("OS::Designate::RecordSet", {"zone": "z", "type": "A", "records": ["10.0.0.1"]}, {},
+     {"records": False, "ttl": False, "description": False, "name": True, "type": True,
+      "zone": True}),
     ("OS::Neutron::Router", {}, {"admin_state_up": True, "value_specs": {}},
      {"name": False, "external_gateway_info": False, "admin_state_up": False,
       "distributed": True, "ha": True}),
@@ -122,6 +129,12 @@ def test_each_type_names_a_declared_kind(type_name):
     ("OS::Nova::Quota", {"project": "p"},
      "At least one of the following properties must be specified: cores, fixed_ips"),
     ("OS::Nova::FloatingIPAssociation", {"server_id": "s"}, "Property floating_ip not assigned"),
+    ("OS::Designate::Zone", {"name": "example.com."},
+     "Property email is required for zone type PRIMARY"),
+    ("OS::Designate::Zone", {"name": "example.com.", "type": "SECONDARY"},
+     "Property masters is required for zone type SECONDARY"),
+    ("OS::Designate::RecordSet", {"zone": "z", "type": "B", "records": []},
+     "not an allowed value"),
     ("OS::Neutron::RouterInterface", {"router": "r"},
      "At least one of the following properties must be specified: subnet, subnet_id, port"),
     ("OS::Neutron::RouterInterface", {"router": "r", "subnet": "s", "port": "p"},
@@ -182,7 +195,6 @@ def test_refs_name_other_objects_at_any_depth():
 @pytest.mark.parametrize("type_name,service,service_type", [
     ("OS::Mistral::Workflow", "mistral", "workflowv2"),
     ("OS::Zaqar::Queue", "zaqar", "messaging"),
-    ("OS::Designate::Zone", "designate", "dns"),
     ("OS::Magnum::ClusterTemplate", "magnum", "container-infra"),
     ("OS::Zun::Container", "zun", "container"),
     ("OS::Manila::Share", "manila", "sharev2"),
@@ -201,6 +213,16 @@ def test_a_type_of_a_missing_service_is_unavailable_not_unknown(type_name, servi
     assert type_name not in registry.list_types()
     with pytest.raises(ResourceTypeNotFound):
         registry.get_plugin("OS::Mistral::NoSuchThing")
+
+
+def test_designate_types_are_unavailable_on_a_cloud_without_dns(monkeypatch):
+    monkeypatch.setattr("stacks.resources.unavailable._in_catalog", lambda st: False)
+    for type_name in ("OS::Designate::Zone", "OS::Designate::RecordSet"):
+        with pytest.raises(ResourceTypeUnavailable) as raised:
+            check_extension(registry.get_plugin(type_name), type_name)
+        assert str(raised.value) == (
+            f"HEAT-E99001 Service designate is not available for resource type {type_name}, "
+            f"reason: designate dns endpoint is not in service catalog.")
 
 
 def test_aodh_types_are_unavailable_on_a_cloud_without_alarming(monkeypatch):
