@@ -7,7 +7,9 @@ from heatweb.exceptions import NotSupported, ResourceTypeNotFound, ResourceTypeU
     StackValidationFailed
 from stacks.cloud.kinds import KINDS, resolve_refs
 from stacks.resources import registry
+from stacks.resources.base import ResourceFailure
 from stacks.resources.cloud_object import CloudObjectResource
+from stacks.resources.nova_floating_ip import one_external_network
 from stacks.resources.unavailable import check_extension, refuse_unavailable
 
 
@@ -259,3 +261,25 @@ def test_novas_floating_ip_types_are_heats_hidden_ones_with_heats_schema():
             for k, p in association["properties"].items()} == \
         {"server_id": ("string", True, True), "floating_ip": ("string", True, True)}
     assert set(association["attributes"]) == {"show"}
+
+
+class ExternalNetworks:
+    """A cloud that answers only the search for external networks."""
+
+    def __init__(self, ids):
+        self.ids = ids
+
+    def object_search(self, kind, **fields):
+        assert (kind, fields) == ("network", {"router:external": True})
+        return self.ids
+
+
+def test_a_nova_floating_ip_without_a_pool_takes_the_clouds_one_external_network():
+    plugin = registry.get_plugin("OS::Nova::FloatingIP")
+    with_pool = plugin(name="f", properties={"pool": "public"}, context=None)
+    assert with_pool.cloud_fields({"pool": "public"}) == {"floating_network_id": "public"}
+    assert one_external_network(ExternalNetworks(["n1"])) == "n1"
+    for ids in ([], ["n1", "n2"]):
+        with pytest.raises(ResourceFailure, match=f"Expected 1 external network, found "
+                                                  f"{len(ids)}$"):
+            one_external_network(ExternalNetworks(ids))
