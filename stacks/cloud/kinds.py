@@ -92,6 +92,9 @@ KINDS = _kinds(
     Kind("secret_container", "key-manager", "Container"),
     # Aodh (alarms of every type: ``type`` and its ``<type>_rule`` are fields)
     Kind("alarm", "alarming", "Alarm"),
+    # Designate (a recordset's ``name`` is its fully qualified name)
+    Kind("dns_zone", "dns", "Zone"),
+    Kind("dns_recordset", "dns", "RecordSet", refs={"zone_id": "dns_zone"}),
     # Octavia (members and L7 rules: "<pool id>/<member id>", "<policy id>/<rule id>")
     Kind("loadbalancer", "load-balancer", "Load balancer",
          refs={"vip_subnet_id": "subnet", "vip_network_id": "network"}),

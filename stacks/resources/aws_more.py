@@ -23,6 +23,7 @@ from stacks.resources.base import ResourceFailure, ResourcePlugin
 from stacks.resources.base import cloud_call as _cloud_call
 from stacks.resources.cinder import Volume, VolumeAttachment
 from stacks.resources.cloud_object import CloudObjectResource
+from stacks.resources.nova_floating_ip import one_external_network
 from stacks.resources.registry import register
 from stacks.resources.swift import SwiftContainer
 from stacks.resources.schema import AllowedPattern, AllowedValues, Attribute, Property, \
@@ -185,14 +186,8 @@ class ElasticIp(CloudObjectResource):
                                                    "allocation of the address for use with "
                                                    "Amazon VPC.")}
 
-    def _external_network(self):
-        found = _cloud_call(self.cloud.object_search, "network", **{"router:external": True})
-        if len(found) != 1:
-            raise ResourceFailure(f"Expected 1 external network, found {len(found)}")
-        return found[0]
-
     def handle_create(self):
-        fields = {"floating_network_id": self._external_network()}
+        fields = {"floating_network_id": one_external_network(self.cloud)}
         if self.properties.get("InstanceId"):
             fields["port_id"] = _first_port(self.cloud, self.properties["InstanceId"])
         self.physical_id = _cloud_call(

@@ -27,7 +27,6 @@ from stacks.resources.heat_basic import NoneResource
 # (Heat's client name, catalog service type) -> the types of that service
 MISSING_SERVICES = {
     ("blazar", "reservation"): ("Host", "Lease"),
-    ("designate", "dns"): ("RecordSet", "Zone"),
     ("ironic", "baremetal"): ("Port",),
     ("magnum", "container-infra"): ("BayModel", "Cluster", "ClusterTemplate"),
     ("manila", "sharev2"): ("SecurityService", "Share", "ShareNetwork", "ShareType"),

@@ -267,6 +267,15 @@ CASES = [
     Case("keystone_project_user.yaml", check=lambda o: o["project_id"] and o["user_id"]),
     Case("admin_configuration_stack.yaml", external_network="external_network",
          check=lambda o: len(o["flavors"]) == 2),
+    Case("nova_floating_ip_server.yaml", external_network="public_net",
+         check=lambda o: _ip(o["public_ip"]) and o["private_ip"].startswith("10.160.0.")
+         and o["association"]["fixed_ip_address"] == o["private_ip"] and o["pool"]),
+    Case("designate_zone_records.yaml",
+         check=lambda o: o["zone_name"].startswith("corpus-designate-zone-records-")
+         and o["zone_name"].endswith(".example.org.") and o["serial"] > 0
+         and o["www"]["name"] == f"www.{o['zone_name']}"
+         and o["www"]["records"] == [o["web_ip"]] and o["web_ip"].startswith("10.170.0.")
+         and o["site"] == [f"www.{o['zone_name']}"] and o["mail"] == o["zone_name"]),
     Case("cfn_ebs_eip_iam.yaml", external_network="ExternalNetwork",
          check=lambda o: _ip(o["PublicIp"]) and o["PrivateIp"].startswith("10.150.0.")
          and o["VolumeId"] and o["KeyUser"] == o["UserName"]

@@ -64,6 +64,10 @@ KNOWN_CLOUD_FAILURES = {
         re.compile(r"Exhausted all hosts available|No valid host", re.I)),
 }
 
+# Templates of a service this cloud's catalog lacks (the catalog's service type): heatweb's
+# validate answers ResourceTypeUnavailable, as Heat's does on a cloud without it.
+SERVICE_MISSING = {"designate_zone_records.yaml": "dns"}
+
 # What a Heat user passes where the template's default names what this cloud has not.
 KEY_NAME = "corpus-key"
 CLOUD_PARAMETERS = {"hello_world.yaml": {"key_name": KEY_NAME}}  # default: heat_key
@@ -313,6 +317,12 @@ def _gone_from_the_cloud(admin_cloud, physical):
 def test_corpus_template_on_the_cloud(users, launched, admin_cloud, case):
     hc = users[_user(case)]
     step, value = launched.result(case)
+    service = SERVICE_MISSING.get(case.template)
+    if service and not any(s.type == service for s in admin_cloud.identity.services()):
+        error = getattr(value, "error", None) or {}
+        assert step == "validate" and \
+            error.get("error", {}).get("type") == "ResourceTypeUnavailable", (step, value)
+        pytest.xfail(f"this cloud's catalog has no {service} service")
     assert step == "created", f"{step} refused {case.template}: {value}"
     try:
         _create_check_delete(hc, value, admin_cloud, case)
@@ -364,7 +374,7 @@ def test_the_corpus_is_the_live_corpus():
                                 "templates").glob("*.yaml")}
     assert {c.template for c in CASES} == on_disk
     assert set(KNOWN_CLOUD_FAILURES) | ADMIN_TEMPLATES | RUNS_ALONE | set(CLOUD_CHECKS) | \
-        set(CLOUD_PARAMETERS) <= \
+        set(CLOUD_PARAMETERS) | set(SERVICE_MISSING) <= \
         on_disk
 
 

@@ -4,7 +4,7 @@
 driver is (``compute``: Nova's servers and kinds; ``image``: Glance;
 ``network``: Neutron; ``identity``: Keystone; ``quotas``; ``block_storage``:
 Cinder; ``object_store``: Swift; ``key_manager``: Barbican;
-``load_balancer``: Octavia), on ``objects`` (one ``SimObject`` row per
+``load_balancer``: Octavia; ``dns``: Designate), on ``objects`` (one ``SimObject`` row per
 generic object). Here: the catalog it simulates, and faults.
 ``inject_fault`` makes a named operation fail.
 """
@@ -15,6 +15,7 @@ from stacks.cloud.driver import CloudDriver, CloudError
 from stacks.cloud.models import SimFault, SimImage, SimObject, SimServer
 from stacks.cloud.simulated.block_storage import SimulatedCinder
 from stacks.cloud.simulated.compute import SimulatedNova
+from stacks.cloud.simulated.dns import SimulatedDesignate
 from stacks.cloud.simulated.identity import SimulatedKeystone
 from stacks.cloud.simulated.image import SimulatedGlance
 from stacks.cloud.simulated.key_manager import SimulatedBarbican
@@ -27,12 +28,12 @@ from stacks.cloud.simulated.quotas import SimulatedQuotas
 
 class SimulatedCloud(SimulatedNova, SimulatedGlance, SimulatedNeutron, SimulatedKeystone,
                      SimulatedQuotas, SimulatedCinder, SimulatedSwift, SimulatedBarbican,
-                     SimulatedOctavia, SimulatedObjects, CloudDriver):
+                     SimulatedOctavia, SimulatedDesignate, SimulatedObjects, CloudDriver):
     """A cloud held in the database (simulated; no real machines)."""
 
     # The services it simulates (its catalog, as Heat's availability checks see it).
     SERVICES = ("compute", "image", "network", "identity", "orchestration", "block-storage",
-                "volumev3", "object-store", "key-manager", "load-balancer", "alarming")
+                "volumev3", "object-store", "key-manager", "load-balancer", "alarming", "dns")
 
     def has_service(self, service_type):
         return service_type in self.SERVICES

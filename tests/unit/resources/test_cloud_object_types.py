@@ -7,7 +7,9 @@ from heatweb.exceptions import NotSupported, ResourceTypeNotFound, ResourceTypeU
     StackValidationFailed
 from stacks.cloud.kinds import KINDS, resolve_refs
 from stacks.resources import registry
+from stacks.resources.base import ResourceFailure
 from stacks.resources.cloud_object import CloudObjectResource
+from stacks.resources.nova_floating_ip import one_external_network
 from stacks.resources.unavailable import check_extension, refuse_unavailable
 
 
@@ -30,6 +32,16 @@ TABLE = [
      {"name": False, "hosts": False, "metadata": False, "availability_zone": False}),
     ("OS::Nova::Quota", {"project": "p", "cores": 4}, {},
      {"cores": False, "instances": False, "ram": False, "project": True}),
+    ("OS::Nova::FloatingIP", {}, {}, {"pool": True}),
+    ("OS::Nova::FloatingIPAssociation", {"server_id": "s", "floating_ip": "f"}, {},
+     {"server_id": False, "floating_ip": False}),
+    ("OS::Designate::Zone", {"name": "example.com.", "email": "a@example.com"},
+     {"type": "PRIMARY"}, {"email": False, "ttl": False, "description": False,
+                           "primaries": False, "masters": False, "name": True, "type": True,
+                           "attributes": True}),
+    ("OS::Designate::RecordSet", {"zone": "z", "type": "A", "records": ["10.0.0.1"]}, {},
+     {"records": False, "ttl": False, "description": False, "name": True, "type": True,
+      "zone": True}),
     ("OS::Neutron::Router", {}, {"admin_state_up": True, "value_specs": {}},
      {"name": False, "external_gateway_info": False, "admin_state_up": False,
       "distributed": True, "ha": True}),
@@ -118,6 +130,13 @@ def test_each_type_names_a_declared_kind(type_name):
     ("OS::Nova::Quota", {"project": "p", "cores": -2}, "-2 is out of range"),
     ("OS::Nova::Quota", {"project": "p"},
      "At least one of the following properties must be specified: cores, fixed_ips"),
+    ("OS::Nova::FloatingIPAssociation", {"server_id": "s"}, "Property floating_ip not assigned"),
+    ("OS::Designate::Zone", {"name": "example.com."},
+     "Property email is required for zone type PRIMARY"),
+    ("OS::Designate::Zone", {"name": "example.com.", "type": "SECONDARY"},
+     "Property masters is required for zone type SECONDARY"),
+    ("OS::Designate::RecordSet", {"zone": "z", "type": "B", "records": []},
+     "not an allowed value"),
     ("OS::Neutron::RouterInterface", {"router": "r"},
      "At least one of the following properties must be specified: subnet, subnet_id, port"),
     ("OS::Neutron::RouterInterface", {"router": "r", "subnet": "s", "port": "p"},
@@ -178,7 +197,6 @@ def test_refs_name_other_objects_at_any_depth():
 @pytest.mark.parametrize("type_name,service,service_type", [
     ("OS::Mistral::Workflow", "mistral", "workflowv2"),
     ("OS::Zaqar::Queue", "zaqar", "messaging"),
-    ("OS::Designate::Zone", "designate", "dns"),
     ("OS::Magnum::ClusterTemplate", "magnum", "container-infra"),
     ("OS::Zun::Container", "zun", "container"),
     ("OS::Manila::Share", "manila", "sharev2"),
@@ -199,6 +217,16 @@ def test_a_type_of_a_missing_service_is_unavailable_not_unknown(type_name, servi
         registry.get_plugin("OS::Mistral::NoSuchThing")
 
 
+def test_designate_types_are_unavailable_on_a_cloud_without_dns(monkeypatch):
+    monkeypatch.setattr("stacks.resources.unavailable._in_catalog", lambda st: False)
+    for type_name in ("OS::Designate::Zone", "OS::Designate::RecordSet"):
+        with pytest.raises(ResourceTypeUnavailable) as raised:
+            check_extension(registry.get_plugin(type_name), type_name)
+        assert str(raised.value) == (
+            f"HEAT-E99001 Service designate is not available for resource type {type_name}, "
+            f"reason: designate dns endpoint is not in service catalog.")
+
+
 def test_aodh_types_are_unavailable_on_a_cloud_without_alarming(monkeypatch):
     monkeypatch.setattr("stacks.resources.unavailable._in_catalog", lambda st: False)
     for type_name in ("OS::Aodh::GnocchiAggregationByResourcesAlarm", "OS::Aodh::Alarm",
@@ -216,3 +244,42 @@ def test_retired_types_are_hidden_none_resources_as_in_heat():
     assert "OS::Senlin::Cluster" not in registry.list_types()
     with pytest.raises(NotSupported, match="OS::Senlin::Cluster is not supported"):
         refuse_unavailable("OS::Senlin::Cluster")
+
+
+def test_novas_floating_ip_types_are_heats_hidden_ones_with_heats_schema():
+    for type_name in ("OS::Nova::FloatingIP", "OS::Nova::FloatingIPAssociation"):
+        assert type_name not in registry.list_types()
+        with pytest.raises(NotSupported, match=f"{type_name} is not supported"):
+            refuse_unavailable(type_name)
+    fip = registry.get_plugin("OS::Nova::FloatingIP").schema_doc()
+    assert {k: (p["type"], p["required"], p["update_allowed"])
+            for k, p in fip["properties"].items()} == {"pool": ("string", False, False)}
+    assert {k: a["type"] for k, a in fip["attributes"].items()} == \
+        {"pool": "string", "ip": "string", "show": "map"}
+    association = registry.get_plugin("OS::Nova::FloatingIPAssociation").schema_doc()
+    assert {k: (p["type"], p["required"], p["update_allowed"])
+            for k, p in association["properties"].items()} == \
+        {"server_id": ("string", True, True), "floating_ip": ("string", True, True)}
+    assert set(association["attributes"]) == {"show"}
+
+
+class ExternalNetworks:
+    """A cloud that answers only the search for external networks."""
+
+    def __init__(self, ids):
+        self.ids = ids
+
+    def object_search(self, kind, **fields):
+        assert (kind, fields) == ("network", {"router:external": True})
+        return self.ids
+
+
+def test_a_nova_floating_ip_without_a_pool_takes_the_clouds_one_external_network():
+    plugin = registry.get_plugin("OS::Nova::FloatingIP")
+    with_pool = plugin(name="f", properties={"pool": "public"}, context=None)
+    assert with_pool.cloud_fields({"pool": "public"}) == {"floating_network_id": "public"}
+    assert one_external_network(ExternalNetworks(["n1"])) == "n1"
+    for ids in ([], ["n1", "n2"]):
+        with pytest.raises(ResourceFailure, match=f"Expected 1 external network, found "
+                                                  f"{len(ids)}$"):
+            one_external_network(ExternalNetworks(ids))
