@@ -11,7 +11,6 @@ import itertools
 import json
 import math
 import re
-import time
 
 from heatweb.exceptions import InvalidTemplate, InvalidTemplateReference, \
     InvalidTemplateVersion, RequestLimitExceeded, StackValidationFailed, UserParameterMissing
@@ -375,11 +374,11 @@ class Resolver(CfnFunctions):
         key = (expression, json.dumps(data, sort_keys=True, default=str))
         if key not in answers:
             seconds = self.budget.yaql_time(limits)
-            started = time.monotonic()
+            spent = []  # the evaluation's CPU seconds (a wait for a core is not its cost)
             try:
-                answer = evaluate(expression, data, limits, seconds=seconds)
+                answer = evaluate(expression, data, limits, seconds=seconds, spent=spent)
             finally:
-                self.budget.yaql_left -= time.monotonic() - started
+                self.budget.yaql_left -= sum(spent)
             if len(answers) >= YAQL_ANSWERS_KEPT:
                 answers.pop(next(iter(answers)))
             answers[key] = answer

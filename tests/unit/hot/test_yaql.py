@@ -26,3 +26,19 @@ def test_a_spent_clock_refuses_the_next_expression():
     limits = Limits(yaql=YaqlLimits(total_seconds=0))
     with pytest.raises(StackValidationFailed, match="took more than 0 s together"):
         resolved("1 + 1", limits=limits)
+
+
+def test_the_budget_is_the_expressions_cpu_time_not_the_wait_for_a_core():
+    """A hostile expression is stopped once its CPU time passes the budget, and what it
+    spent is that CPU time; a quick one's is far below it, however busy the machine."""
+    from stacks.hot.yaql_expressions import YaqlError, evaluate
+
+    limits = YaqlLimits(limit_iterators=1000)
+    spent = []
+    with pytest.raises(YaqlError, match="took more than 0.3 s"):
+        evaluate("range(1000).select(range(1000).select(range(1000).sum()).sum()).sum()",
+                 {}, limits, seconds=0.3, spent=spent)
+    assert 0.3 <= spent[0] < 3
+    spent.clear()
+    assert evaluate("$.data.sum()", [1, 2], limits, seconds=0.3, spent=spent) == 3
+    assert spent[0] < 0.3
