@@ -305,7 +305,10 @@ class LiveService:
     # processes -----------------------------------------------------------------------
 
     def log_path(self, name):
-        return ARTIFACTS / f"{self.mode}-{self.name}-{name}.log"
+        # The run mode's name (the openstack mode's services are distributed ones): the
+        # modes run side by side, each with its own logs.
+        mode = os.environ.get("HEATWEB_TEST_MODE") or self.mode
+        return ARTIFACTS / f"{mode}-{self.name}-{name}.log"
 
     def _spawn(self, name, command):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
