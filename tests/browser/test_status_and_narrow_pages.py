@@ -26,6 +26,17 @@ TEMPLATE = {"heat_template_version": "2016-10-14", "resources": {
         "value": {"get_attr": ["slow_resource_with_a_long_name", "output"]}}}}}
 
 
+# The status test's stack stays in progress until the test signals its handle: the
+# pages and checks it makes meanwhile take as long as the machine needs (a 4 s create
+# was over before them at load 10 and more).
+HELD = {"heat_template_version": "2016-10-14", "resources": {
+    "handle": {"type": "OS::Heat::WaitConditionHandle"},
+    "slow_resource_with_a_long_name": {"type": "OS::Heat::WaitCondition", "properties": {
+        "handle": {"get_resource": "handle"}, "timeout": 600}},
+    "after_it": {"type": "OS::Heat::TestResource", "properties": {
+        "value": {"get_attr": ["slow_resource_with_a_long_name", "data"]}}}}}
+
+
 def watch(page, url, region):
     """Open ``url``; its status is a polite live region, marked to see that its node stays."""
     page.goto(url)
@@ -41,12 +52,11 @@ def test_status_changes_are_announced_and_refused_buttons_say_why(
     user, name = f"liv-{unique}", f"lv-{unique}"
     info = make_user(live_service, user, f"proj-{unique}")
     sign_in(page, user)
-    api, stack_id, stack_url = api_stack_create(info, name, TEMPLATE)
+    api, stack_id, stack_url = api_stack_create(info, name, HELD)
     resource_page = context.new_page()
     list_page = context.new_page()
     stack = watch(page, f"/stacks/{stack_id}/", "#stack-status")
-    # In progress, the refusals are the prominent ones, and each button says its own
-    # (asked first: the create lasts seconds, the other pages and checks take some).
+    # In progress, the refusals are the prominent ones, and each button says its own.
     expect(page.locator("#action-check")).to_have_attribute("aria-disabled", "true")
     expect(page.locator("#action-check")).to_have_accessible_description(
         re.compile("in progress"))
@@ -57,6 +67,9 @@ def test_status_changes_are_announced_and_refused_buttons_say_why(
     assert_accessible(page, "stack page, in progress")
     assert_accessible(resource_page, "resource page, in progress")
     assert_accessible(list_page, "stacks list, a row in progress")
+    signalled = api.post(f"{stack_url}/resources/handle/signal",
+                         json={"status": "SUCCESS", "id": "1", "data": "done"})
+    assert signalled.status_code == 200, signalled.text
 
     for live, where in ((stack, page), (resource, resource_page), (row, list_page)):
         expect(live).to_contain_text("CREATE_COMPLETE", timeout=CONVERGE_MS)
