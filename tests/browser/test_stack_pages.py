@@ -44,12 +44,12 @@ resources:
     type: OS::Heat::TestResource
     properties:
       value: {get_param: cluster_name}
-      action_wait_secs: {create: 2}
+      action_wait_secs: {create: 5}
   server:
     type: OS::Heat::TestResource
     properties:
       value: {get_attr: [network, output]}
-      action_wait_secs: {create: 2}
+      action_wait_secs: {create: 5}
   volume:
     type: OS::Heat::TestResource
     depends_on: network
