@@ -102,6 +102,17 @@ def test_status_changes_are_announced_and_refused_buttons_say_why(
 PHONE = 375
 
 
+def box_of(locator, tries=20):
+    """``locator``'s bounding box once it is on the page: the live refresh replaces the
+    table's rows, and a row replaced at that moment has no box (None)."""
+    for _ in range(tries):
+        expect(locator).to_be_visible()
+        box = locator.bounding_box()
+        if box is not None:
+            return box
+    raise AssertionError(f"{locator} never stayed on the page long enough to be measured")
+
+
 def assert_scrolls_on_screen(page, box, cue):
     """``box`` is on the screen, scrolls sideways inside it, and its ``cue`` shows."""
     where = box.bounding_box()
@@ -127,7 +138,7 @@ def test_resources_and_topology_at_a_phones_width(browser, live_service, unique)
         expect(page.locator("#resource-after_it")).to_contain_text("CREATE_COMPLETE",
                                                                    timeout=CONVERGE_MS)
         # The status is the column after the name: on screen without scrolling sideways.
-        status = page.locator("#resource-after_it .status").bounding_box()
+        status = box_of(page.locator("#resource-after_it .status"))
         assert page.locator("#resources-table").evaluate("el => el.scrollLeft") == 0
         assert 0 <= status["x"] and status["x"] + status["width"] <= PHONE, status
         assert_scrolls_on_screen(page, page.locator("#resources-table"), "#resources-cue")
