@@ -46,9 +46,9 @@ def test_stack_list_statements_do_not_grow_with_the_stacks_shown():
 
 
 @pytest.mark.django_db
-def test_stacks_page_statements_do_not_grow_with_the_stacks_shown():
-    token, project = token_issue(username="viewer", project_name="page-reads",
-                                 role=Role.READER)
+@pytest.mark.parametrize("role", [Role.READER, Role.MEMBER])  # a member's rows have menus
+def test_stacks_page_statements_do_not_grow_with_the_stacks_shown(role):
+    token, project = token_issue(username="viewer", project_name="page-reads", role=role)
     client = Client(HTTP_HOST="127.0.0.1")
     client.force_login(get_user_model().objects.get(username="viewer"))
     client.get("/")  # a new session's first page saves the project it shows
@@ -58,6 +58,7 @@ def test_stacks_page_statements_do_not_grow_with_the_stacks_shown():
     add_stacks(project, 18, start=2)
     many, response = statements(client, "/")
     assert b"s019" in response.content
+    assert (b'class="row-menu"' in response.content) == (role == Role.MEMBER)
     assert many == few
 
 
