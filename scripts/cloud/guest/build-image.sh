@@ -79,12 +79,27 @@ say "building $OUT ($KPKG $KVERSION)"
 W=$(mktemp -d "$G/build.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 mkdir -p "$G/debs" "$W/kpkg"
-deb=$(find "$G/debs" -name "${KPKG}_${KVERSION//:/%3a}_*.deb" | sort | tail -1)
-if [ -z "$deb" ]; then
-    (cd "$G/debs" && apt-get download "$KPKG=$KVERSION" >/dev/null 2>"$W/download.err") \
-        || { cat "$W/download.err" >&2; say "apt-get download $KPKG failed"; exit 1; }
-    deb=$(find "$G/debs" -name "${KPKG}_*.deb" | sort | tail -1)
-fi
+# A package's .deb, from the cache under $G/debs or fetched into it (never installed).
+cached_deb() {  # PACKAGE VERSION
+    local deb
+    deb=$(find "$G/debs" -name "${1}_${2//:/%3a}_*.deb" | sort | tail -1)
+    if [ -z "$deb" ]; then
+        (cd "$G/debs" && apt-get download "$1=$2" >/dev/null 2>"$W/download.err") \
+            || { cat "$W/download.err" >&2; say "apt-get download $1 failed"; return 1; }
+        deb=$(find "$G/debs" -name "${1}_${2//:/%3a}_*.deb" | sort | tail -1)
+    fi
+    echo "$deb"
+}
+# The host's shared libraries the given programs load, copied into the root $R.
+host_libraries() {  # FILE...
+    local f l
+    for f in "$@"; do
+        ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /ld-linux/{print $1}'
+    done | sort -u | while read -r l; do
+        [ -f "$R$l" ] || install -D "$(readlink -f "$l")" "$R$l"
+    done
+}
+deb=$(cached_deb "$KPKG" "$KVERSION") || exit 1
 dpkg-deb -x "$deb" "$W/kpkg"
 KVER=$(ls "$W/kpkg/lib/modules")
 MODDIR=$W/kpkg/lib/modules/$KVER/kernel
@@ -99,9 +114,7 @@ done
 printf '#!/bin/sh\nexec /bin/sh "$@"\n' > "$R/bin/bash"; chmod +x "$R/bin/bash"
 # The real curl: Heat's curl_cli uses options busybox wget lacks.
 install -D /usr/bin/curl "$R/usr/bin/curl"
-for l in $(ldd /usr/bin/curl | awk '/=>/{print $3} /ld-linux/{print $1}'); do
-    [ -f "$R$l" ] || install -D "$(readlink -f "$l")" "$R$l"
-done
+host_libraries /usr/bin/curl
 mkdir -p "$R/etc/ssl/certs"
 # Modules in load order (each after what its modinfo depends= names).
 : > "$R/etc/modules.order"
@@ -135,13 +148,7 @@ if [ "$KIND" = agent ]; then
     # Debian's python3.11, unpacked into the root; its libraries from the host (as curl's).
     mkdir -p "$W/py"
     for p in "${PY_PKGS[@]}"; do
-        v=$(pkg_version "$p")
-        deb=$(find "$G/debs" -name "${p}_${v//:/%3a}_*.deb" | sort | tail -1)
-        if [ -z "$deb" ]; then
-            (cd "$G/debs" && apt-get download "$p=$v" >/dev/null 2>"$W/download.err") \
-                || { cat "$W/download.err" >&2; say "apt-get download $p failed"; exit 1; }
-            deb=$(find "$G/debs" -name "${p}_${v//:/%3a}_*.deb" | sort | tail -1)
-        fi
+        deb=$(cached_deb "$p" "$(pkg_version "$p")") || exit 1
         dpkg-deb -x "$deb" "$W/py"
     done
     PYLIB=usr/lib/python3.11
@@ -154,11 +161,7 @@ if [ "$KIND" = agent ]; then
     PYTHONHOME="$R/usr" "$R/usr/bin/python3.11" -m compileall -q -b -j 0 "$R/$PYLIB" >/dev/null
     find "$R/$PYLIB" -name '*.py' -delete
     find "$R/$PYLIB" -name __pycache__ -prune -exec rm -rf {} +
-    for f in "$R/usr/bin/python3.11" "$R/$PYLIB"/lib-dynload/*.so; do
-        ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /ld-linux/{print $1}'
-    done | sort -u | while read -r l; do
-        [ -f "$R$l" ] || install -D "$(readlink -f "$l")" "$R$l"
-    done
+    host_libraries "$R/usr/bin/python3.11" "$R/$PYLIB"/lib-dynload/*.so
     # heatweb's agent, as in the repository, and what starts it from the config drive.
     mkdir -p "$R/usr/lib/heatweb-agent" "$R/var/lib/heatweb-agent"
     cp "$AGENT_SRC/heatweb_agent.py" "$R/usr/lib/heatweb-agent/"
