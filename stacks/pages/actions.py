@@ -12,6 +12,7 @@ from heatweb.exceptions import ActionInProgress, StackLocked
 from heatweb.models import ROLE_RANK, Role
 from stacks.models import states as st
 from stacks.services import locking
+from stacks.services.consent import consent_refusal
 
 
 def form_args(action, form):
@@ -60,6 +61,8 @@ def _availability(stack, role, user, name):
     if ROLE_RANK[role] < ROLE_RANK[Role.MEMBER]:
         return False, f"Your role in this project ({role.value}) may only look.", True
     refusal = locking.lock_change_refusal(stack, user) if name in ("lock", "unlock") else None
+    if refusal is None and name != "lock":  # a lock's level is chosen in its form
+        refusal = consent_refusal(stack, name)  # an imported stack waiting for its owner
     if refusal is not None:
         return False, refusal.message, True
     if can_proceed(getattr(stack, f"begin_{name}")):  # what the door asks first

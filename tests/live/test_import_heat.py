@@ -9,6 +9,7 @@ level ``stacks``; an update, a delete or a lock at level ``all`` is refused unti
 owner re-authorises, and works after. Bad inputs import nothing for their stack.
 """
 import json
+import re
 import uuid
 
 import psycopg
@@ -284,6 +285,10 @@ def test_the_stack_page_offers_the_consent_and_gives_it(live_service, imported):
     browser = Browser(live_service, username)
     page = browser.session.get(f"{live_service.url}/stacks/{late}/")
     assert 'id="action-reauthorise"' in page.text and "Imported from Heat" in page.text
+    # The buttons the door would refuse are refused on the page, with the door's reason.
+    assert f'href="/stacks/{late}/delete"' not in page.text
+    assert re.search(r'id="why-delete" role="tooltip">Stack imp-late-\w+ was imported from '
+                     r"Heat and waits for its owner&#x27;s consent", page.text), page.text[:2000]
     with pytest.raises(heat_exc.HTTPForbidden):
         hc.stacks.delete(late)
     assert browser.page_action(late, "reauthorise") == \
