@@ -82,3 +82,9 @@ def masked_environment(stack, environment=None):
     """The stack's stored environment with hidden parameters' values masked."""
     env = dict(stack.raw_template.environment or {}) if environment is None else environment
     return mask(env, hidden_values(stack))
+
+
+def masked_files(stack):
+    """The stack's stored files with hidden parameters' values masked: an environment file
+    given with ``-e`` is among them (heatclient sends its text)."""
+    return mask(stack.raw_template.files or {}, hidden_values(stack))

@@ -13,7 +13,8 @@ from stacks import selectors
 from stacks.api.action_bodies import action_args, body_action
 from stacks.api.representations import Links, event_body, resource_body, stack_detail, \
     stack_summary
-from stacks.hidden import hidden_values, hidden_values_by_stack, mask, masked_environment
+from stacks.hidden import hidden_values, hidden_values_by_stack, masked_environment, \
+    masked_files
 from stacks.services import drift, lifecycle
 from stacks.template_limits import limits
 from stacks.hot.loader import load_text
@@ -247,10 +248,7 @@ class StackEnvironmentApi(StackApiBase):
 
 class StackFilesApi(StackApiBase):
     def get(self, request, tenant_id, stack_name, stack_id):
-        # An environment file given with -e is among the files (heatclient sends its
-        # text): its hidden parameters' values are masked as in the stack's environment.
-        stack = self.stack(stack_name, stack_id)
-        return Response(mask(stack.raw_template.files or {}, hidden_values(stack)))
+        return Response(masked_files(self.stack(stack_name, stack_id)))
 
 
 class StackOutputListApi(StackApiBase):
