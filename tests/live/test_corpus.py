@@ -10,6 +10,7 @@ over.
 """
 import json
 import re
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -381,13 +382,21 @@ def external_network(hc_nets):
 
 
 class Launch:
-    """Every runnable case validated and created at once; each test then finishes its own."""
+    """Every runnable case validated and created at once; each test then finishes its own.
+
+    The servers' agents do not wait for a stack's test: from its creation, each stack's
+    agent is played in the background (``Agent``) until its test takes the stack over
+    (``agent_of``), so a wait condition's timeout runs while the agent answers, not while
+    the tests before it run."""
 
     def __init__(self, hc, external_network):
         self.hc = hc
         self.external_network = external_network
         self.results = {}
         self.done = {}
+        self.agents = {}  # stack id -> its Agent, while the background plays it
+        self._agents_lock = threading.Lock()
+        self._player = None
 
     def _one(self, case):
         template, files, environment = read_case(case)
@@ -405,17 +414,42 @@ class Launch:
                                          environment=environment, parameters=parameters)
         except heat_exc.HTTPException as error:
             return ("create", error)
-        return ("created", body["stack"]["id"])
+        stack_id = body["stack"]["id"]
+        with self._agents_lock:
+            self.agents[stack_id] = Agent(self.hc)
+        return ("created", stack_id)
 
     def start(self, cases):
         pool = ThreadPoolExecutor(max_workers=4)
         for case in cases:
             self.done[case.template] = pool.submit(self._one, case)
         pool.shutdown(wait=False)
+        if self._player is None:
+            self._player = threading.Thread(target=self._play, daemon=True)
+            self._player.start()
         return self
 
     def result(self, template):
         return self.done[template].result(timeout=TIMEOUT)
+
+    def agent_of(self, stack_id):
+        """The stack's agent, taken over from the background by the stack's test."""
+        with self._agents_lock:
+            return self.agents.pop(stack_id, None) or Agent(self.hc)
+
+    def _play(self, interval=2.0):
+        """The agents of the stacks no test has taken yet, while they are in progress."""
+        while True:
+            with self._agents_lock:
+                playing = list(self.agents.items())
+            for stack_id, agent in playing:
+                try:
+                    status = self.hc.stacks.get(stack_id).stack_status
+                    if status.endswith("IN_PROGRESS"):
+                        agent.step(stack_id)
+                except Exception:  # noqa: BLE001 - the test reads the stack's own failure
+                    pass
+            time.sleep(interval)
 
 
 class ProjectsLaunch:
@@ -433,6 +467,9 @@ class ProjectsLaunch:
 
     def result(self, case):
         return self.launches[id(client_of(case, *self.clients))].result(case.template)
+
+    def agent_of(self, case, stack_id):
+        return self.launches[id(client_of(case, *self.clients))].agent_of(stack_id)
 
 
 @pytest.fixture(scope="module")
@@ -464,9 +501,14 @@ class Agent:
     def __init__(self, hc):
         self.hc = hc
         self.signalled = set()
+        self.lock = threading.Lock()  # the background and the stack's test take turns
 
     def step(self, stack_id, action="CREATE"):
         """Signal what waits in ``action`` (a component's DELETE config is run too)."""
+        with self.lock:
+            self._step(stack_id, action)
+
+    def _step(self, stack_id, action):
         resources = self.hc.resources.list(stack_id, nested_depth=3)
         waiting_stacks = {_stack_of(r) for r in resources
                           if r.resource_type in WAIT_TYPES
@@ -498,9 +540,10 @@ class Agent:
                 raise
 
 
-def finish(hc, stack_id, *, timeout=TIMEOUT, interval=0.5):
-    """Play the agent until the stack is done; the stack as last read."""
-    agent = Agent(hc)
+def finish(hc, stack_id, *, timeout=TIMEOUT, interval=0.5, agent=None):
+    """Play the agent (``agent``: the one a Launch played) until the stack is done; the
+    stack as last read."""
+    agent = agent or Agent(hc)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         stack = hc.stacks.get(stack_id)
@@ -540,7 +583,7 @@ def test_corpus_template(hc, hc_nets, launched, case):
     step, value = launched.result(case)
     hc = client_of(case, hc, hc_nets)
     assert step == "created", f"{step} refused {case.template}: {value}"
-    stack = finish(hc, value)
+    stack = finish(hc, value, agent=launched.agent_of(case, value))
     assert stack.stack_status == "CREATE_COMPLETE", \
         f"{stack.stack_status}: {stack.stack_status_reason} [{_failure_detail(hc, value)}]"
     errors = {o["output_key"]: o["output_error"] for o in stack.outputs if o.get("output_error")}

@@ -279,14 +279,17 @@ class CloudLaunch:
             launch.start([self.later.pop(case.template)])
         return launch.done[case.template].result(timeout=TIMEOUT)
 
+    def agent_of(self, case, stack_id):
+        return self.launches[_user(case)].agent_of(stack_id)
+
 
 @pytest.fixture(scope="module")
 def launched(users, external_network, request):
     return CloudLaunch(users, external_network.id).start(corpus.selected_cases(request))
 
 
-def finish(hc, stack_id):
-    return corpus.finish(hc, stack_id, timeout=TIMEOUT, interval=1)
+def finish(hc, stack_id, agent=None):
+    return corpus.finish(hc, stack_id, timeout=TIMEOUT, interval=1, agent=agent)
 
 
 def delete_and_wait(hc, stack_id):
@@ -325,13 +328,13 @@ def test_corpus_template_on_the_cloud(users, launched, admin_cloud, case):
         pytest.xfail(f"this cloud's catalog has no {service} service")
     assert step == "created", f"{step} refused {case.template}: {value}"
     try:
-        _create_check_delete(hc, value, admin_cloud, case)
+        _create_check_delete(hc, value, admin_cloud, case, launched.agent_of(case, value))
     finally:
         _deleted_anyway(hc, value)
 
 
-def _create_check_delete(hc, stack_id, admin_cloud, case):
-    stack = finish(hc, stack_id)
+def _create_check_delete(hc, stack_id, admin_cloud, case, agent):
+    stack = finish(hc, stack_id, agent)
     detail = f"{stack.stack_status}: {stack.stack_status_reason} " \
              f"[{_failure_detail(hc, stack_id)}]"
     if case.template in KNOWN_CLOUD_FAILURES:
