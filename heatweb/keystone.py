@@ -127,6 +127,25 @@ def trust_session(trust_id):
     return _cached_session(f"trust:{trust_id}", lambda: _password_auth(trust_id=trust_id))
 
 
+def credential_project(auth_type, auth):
+    """The project a cloud credential (Heat's ``credential_secret_id`` payload: a
+    keystoneauth1 plugin name and its options) authenticates in, after getting a token
+    with it as Heat's ``validate_auth_plugin`` does; KeystoneError with Heat's words when
+    it cannot."""
+    from keystoneauth1 import loading
+
+    try:
+        plugin = loading.get_plugin_loader(auth_type).load_from_options(**auth)
+        session = ks_session.Session(auth=plugin, timeout=TIMEOUT, app_name=_app_name())
+        session.get_token()
+        return plugin.get_project_id(session)
+    except Exception as error:  # noqa: BLE001 - keystoneauth's errors are many: Heat's words
+        raise KeystoneError(
+            f"Failed to validate auth_plugin with error {error}. Please make sure the "
+            f"credential you provide is correct. Also make sure the it is a valid Keystone "
+            f"auth plugin type and contain in your environment.") from None
+
+
 def _root(stack):
     while stack.parent_id:
         stack = stack.parent

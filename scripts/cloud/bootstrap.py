@@ -7,9 +7,10 @@ by ``scripts/cloud-up``:
   service (and ``heatweb``, the orchestration service user), and the
   catalog endpoints of Glance, Placement, Nova and Neutron.
 * ``compute``: waits until nova-compute, -conductor and -scheduler report up.
-* ``seed``: flavors, a tiny public image, the guest image (``heatweb-guest``:
-  servers of it boot as real QEMU guests, docs/guests.md), the ``demo`` and ``alt`` projects
-  with their users (member, reader), and the ``clouds.yaml`` entries for them.
+* ``seed``: flavors, DevStack's ``public`` external network (Neutron records only), a
+  tiny public image, the guest image (``heatweb-guest``: servers of it boot as real QEMU
+  guests, docs/guests.md), the ``demo`` and ``alt`` projects with their users (member,
+  reader), and the ``clouds.yaml`` entries for them.
 * ``health``: one authenticated call per service; exit 1 when one fails.
 
 Every step looks before it creates, so running it twice changes nothing.
@@ -41,6 +42,8 @@ IMAGE_NAME = "heatweb-tiny"
 GUEST_IMAGE_NAME = "heatweb-guest"
 # The same with python3 and heatweb's in-instance agent (BASE/guests/agent-image).
 AGENT_GUEST_IMAGE_NAME = "heatweb-agent-guest"
+# DevStack's external network and its subnet (Neutron records, no host address).
+PUBLIC_NETWORK, PUBLIC_CIDR = "public", "172.24.4.0/24"
 # (user, project, role): the accounts tests and the Keystone mode sign in with.
 ACCOUNTS = (("demo-member", "demo", "member"), ("demo-reader", "demo", "reader"),
             ("alt-member", "alt", "member"))
@@ -125,6 +128,7 @@ def seed(conn, password):
             data=b"heatweb agent guest: BASE/guests/agent-image\n",
             disk_format="raw", container_format="bare", visibility="public",
             img_config_drive="mandatory", os_distro="busybox")
+    ensure_public_network(conn)
     idn = conn.identity
     projects = {name: ensure_project(idn, name, f"heatweb test project {name}")
                 for name in ("demo", "alt")}
@@ -134,6 +138,21 @@ def seed(conn, password):
     # Nova's default quota of 10 instances is soon used up.
     for project in projects.values():
         conn.set_compute_quotas(project.id, instances=-1, cores=-1, ram=-1)
+
+
+def ensure_public_network(conn):
+    """DevStack's external network ``public`` with its subnet (heat-tempest-plugin's
+    floating network): Neutron records only. Neutron here runs no agents, so nothing of
+    it is on the host: no bridge, no address, no route."""
+    network = conn.network.find_network(PUBLIC_NETWORK)
+    if network is None:
+        network = conn.network.create_network(
+            name=PUBLIC_NETWORK, is_router_external=True, provider_network_type="flat",
+            provider_physical_network=PUBLIC_NETWORK)
+    if not list(conn.network.subnets(network_id=network.id)):
+        conn.network.create_subnet(name=f"{PUBLIC_NETWORK}-subnet", network_id=network.id,
+                                   ip_version=4, cidr=PUBLIC_CIDR, is_dhcp_enabled=False)
+    return network
 
 
 def clouds_yaml(password):

@@ -7,13 +7,18 @@ project, the few admin steps as ``admin``. It also makes sure the demo project
 has the network the tests boot servers on (``heat-net`` / ``heat-subnet``,
 heat-tempest-plugin's default names).
 
-``[service_available]`` says what the cloud runs: Keystone, Glance, Nova,
-Neutron, and heatweb as Heat. Everything else is False, so tempest and the
-plugin skip the tests that need it (Cinder, Swift, Zaqar, Aodh, Barbican...).
-No test is skipped by name here.
+``[service_available]`` says what the cloud runs, read from its catalog: Keystone,
+Glance, Nova, Neutron, heatweb as Heat, and the extras scripts/cloud/extras-up adds
+(Cinder, Swift, Barbican, Octavia, ...). A service the catalog lacks is False, so
+tempest and the plugin skip the tests that need it. With Barbican, the multi-cloud
+test gets its ``credential_secret_id``: a secret of the demo member holding an
+application credential of theirs, as Heat's docs describe it. DevStack's ``public``
+external network (scripts/cloud/bootstrap.py) is the floating network. No test is
+skipped by name here.
 """
 import argparse
 import configparser
+import json
 import sys
 
 import openstack
@@ -29,9 +34,16 @@ NETWORK, SUBNET, CIDR = "heat-net", "heat-subnet", "10.0.77.0/24"
 # Heat's own default for hidden_stack_tags.
 HIDDEN_STACK_TAG = "data-processing-cluster"
 RUNNING = ("nova", "glance", "neutron", "heat")
-ABSENT = ("cinder", "swift", "zaqar", "aodh", "barbican", "octavia", "designate", "manila",
-          "sahara", "magnum", "mistral", "senlin", "zun", "trove", "gnocchi", "ceilometer",
-          "horizon", "ironic")
+# tempest's [service_available] names and the catalog types that mean them
+OPTIONAL = {"cinder": ("block-storage", "volumev3", "volume"), "swift": ("object-store",),
+            "zaqar": ("messaging",), "aodh": ("alarming",), "barbican": ("key-manager",),
+            "octavia": ("load-balancer",), "designate": ("dns",), "manila": ("sharev2",),
+            "sahara": ("data-processing",), "magnum": ("container-infra",),
+            "mistral": ("workflowv2", "workflow"), "senlin": ("clustering",),
+            "zun": ("container",), "trove": ("database",), "gnocchi": ("metric",),
+            "ceilometer": ("metering",), "horizon": (), "ironic": ("baremetal",)}
+PUBLIC_NETWORK = "public"  # DevStack's external network (scripts/cloud/bootstrap.py)
+CREDENTIAL_SECRET = "heat-tempest-cloud-credential"
 
 
 def connect(auth):
@@ -53,6 +65,35 @@ def ensure_network(conn):
     return net
 
 
+def available_services(admin_conn):
+    """tempest's ``[service_available]``: True for what the cloud's catalog has."""
+    types = {service.type for service in admin_conn.identity.services()}
+    return {**{name: "True" for name in RUNNING},
+            **{name: str(any(t in types for t in wanted))
+               for name, wanted in OPTIONAL.items()}}
+
+
+def credential_secret(conn, demo):
+    """The multi-cloud test's ``credential_secret_id``: a Barbican secret of the demo member
+    holding an application credential of theirs, in Heat's format (``auth_type`` and
+    ``auth``, keystoneauth's options). Made once; found again by name."""
+    for secret in conn.key_manager.secrets(name=CREDENTIAL_SECRET):
+        return secret.secret_ref.rsplit("/", 1)[-1]
+    identity = conn.identity
+    user_id = conn.current_user_id
+    old = identity.find_application_credential(user_id, CREDENTIAL_SECRET)
+    if old is not None:
+        identity.delete_application_credential(user_id, old)
+    credential = identity.create_application_credential(user_id, CREDENTIAL_SECRET)
+    payload = json.dumps({"auth_type": "v3applicationcredential", "auth": {
+        "auth_url": demo["auth_url"], "application_credential_id": credential.id,
+        "application_credential_secret": credential.secret}})
+    secret = conn.key_manager.create_secret(
+        name=CREDENTIAL_SECRET, payload=payload, payload_content_type="text/plain",
+        secret_type="opaque")
+    return secret.secret_ref.rsplit("/", 1)[-1]
+
+
 def build(clouds, heat_url, log_dir):
     admin, demo = clouds["heatweb-admin"]["auth"], clouds["heatweb-demo-member"]["auth"]
     conn = connect(demo)
@@ -64,6 +105,10 @@ def build(clouds, heat_url, log_dir):
         sys.exit(f"the cloud lacks the images {IMAGE}/{MINIMAL_IMAGE} or the flavors "
                  f"{FLAVOR}/{MINIMAL_FLAVOR}")
     net = ensure_network(conn)
+    admin_conn = connect(admin)
+    services = available_services(admin_conn)
+    public = admin_conn.network.find_network(PUBLIC_NETWORK)
+    secret_id = credential_secret(conn, demo) if services["barbican"] == "True" else ""
     auth_url = demo["auth_url"].rstrip("/")
     conf = configparser.ConfigParser(interpolation=None)
     conf.optionxform = str
@@ -77,9 +122,9 @@ def build(clouds, heat_url, log_dir):
     conf["identity-feature-enabled"] = {"api_v2": "False"}
     conf["compute"] = {"image_ref": image.id, "flavor_ref": flavor.id,
                        "flavor_ref_alt": minimal.id, "fixed_network_name": NETWORK}
-    conf["network"] = {"project_network_cidr": CIDR, "public_network_id": ""}
-    conf["service_available"] = {**{s: "True" for s in RUNNING},
-                                 **{s: "False" for s in ABSENT}}
+    conf["network"] = {"project_network_cidr": CIDR,
+                       "public_network_id": public.id if public else ""}
+    conf["service_available"] = services
     conf["heat_plugin"] = {
         "auth_url": auth_url, "region": "RegionOne", "endpoint_type": "public",
         "catalog_type": "orchestration",
@@ -92,12 +137,15 @@ def build(clouds, heat_url, log_dir):
         "instance_type": FLAVOR, "minimal_instance_type": MINIMAL_FLAVOR,
         "fixed_network_name": net.name, "fixed_subnet_name": SUBNET,
         "network_for_ssh": net.name,
+        "floating_network_name": PUBLIC_NETWORK,
+        "credential_secret_id": secret_id,
         "hidden_stack_tag": HIDDEN_STACK_TAG,
         "build_interval": "1", "build_timeout": "300",
         "convergence_engine_enabled": "True",
     }
-    # cancel_update is part of heatweb's API; multi-cloud needs Barbican (absent).
-    conf["heat_features_enabled"] = {"stack_cancel": "True", "multi_cloud": "False"}
+    # cancel_update is part of heatweb's API; multi-cloud needs the Barbican secret.
+    conf["heat_features_enabled"] = {"stack_cancel": "True",
+                                     "multi_cloud": str(bool(secret_id))}
     conf["heatweb"] = {"heat_url": heat_url}  # for a reader of the file; tempest ignores it
     return conf
 

@@ -4,6 +4,7 @@ Their backend is this service's own stack lifecycle: creating the resource
 creates a child stack, and the resource follows the child's state.
 """
 import hashlib
+import json
 import threading
 
 from django.conf import settings
@@ -14,6 +15,7 @@ from stacks.hot import load_text
 from stacks.hot.environment import child_environment
 from stacks.models import Stack
 from stacks.resources.base import ResourceFailure, ResourcePlugin, attribute_path
+from stacks.resources.base import cloud_call as _cloud_call
 from stacks.resources.registry import register
 from stacks.resources.nested_stacks import nested
 from stacks.resources.schema import Attribute, Property
@@ -185,7 +187,10 @@ class NestedStackResource(ChildStackResource):
         "timeout": Property("Integer", description="Timeout in minutes.", update_allowed=True),
         "context": Property("Map", description="Heat's remote stack context: region_name "
                             "must be a region of this service's catalog (the stack is made "
-                            "here); ca_cert and insecure are accepted."),
+                            "here); credential_secret_id, a Barbican secret holding a cloud "
+                            "credential of the stack's project (Heat's format: auth_type "
+                            "and auth), is read and authenticated with; ca_cert and "
+                            "insecure are accepted.", update_allowed=True),
     }
     attributes_schema = {"outputs": Attribute("The outputs of the nested stack.")}
 
@@ -222,11 +227,69 @@ class NestedStackResource(ChildStackResource):
     def _region(properties):
         return (properties.get("context") or {}).get("region_name")
 
+    def handle_create(self):
+        self._check_credential(self.properties)
+        return super().handle_create()
+
+    def handle_update(self, new_properties, changed):
+        self._check_credential(new_properties)
+        return super().handle_update(new_properties, changed)
+
+    def _check_credential(self, properties):
+        """Heat's multi-cloud stack (``context.credential_secret_id``): the Barbican
+        secret read as the stack's owner, its credential parsed and authenticated with as
+        Heat does; the remote cloud is this one, so the stack is made here, and only for
+        a credential of the stack's own project (a stack of this project cannot be the
+        child of another project's). The simulated cloud, without Keystone, checks the
+        secret and its format."""
+        secret_id = (properties.get("context") or {}).get("credential_secret_id")
+        if not secret_id:
+            return
+        from heatweb import keystone
+
+        def refused(why):
+            return ResourceFailure(f'Cannot establish connection to Heat endpoint at remote '
+                                   f'cloud due to "{why}"')
+
+        payload = _cloud_call(self.context.cloud.secret_payload, secret_id)
+        credential = remote_credential(payload)
+        if isinstance(credential, str):
+            raise refused(credential)
+        if not keystone.enabled():
+            return
+        try:
+            project_id = keystone.credential_project(credential["auth_type"],
+                                                     credential["auth"])
+        except HeatError as error:
+            raise refused(error.message) from None
+        if project_id != self.context.project_id:
+            raise refused(f"the credential authenticates in project {project_id}; this "
+                          f"cloud makes the remote stack as a child of this stack, so it "
+                          f"must be of the stack's project {self.context.project_id}")
+
     def _template(self):
         return self.properties["template"]
 
     def _parameters(self):
         return self.properties.get("parameters") or {}
+
+
+def remote_credential(payload):
+    """A credential secret's payload as Heat's ``parse_auth_credential_to_dict`` reads
+    it: the dict, or Heat's words for what is wrong with it."""
+    if isinstance(payload, bytes):
+        payload = payload.decode("utf-8", "replace")
+    try:
+        credential = json.loads(payload or "")
+    except ValueError:
+        return "Failed to parse credential, please check your Stack Credential format."
+    if not isinstance(credential, dict) or not all(k in credential
+                                                   for k in ("auth_type", "auth")):
+        return ("Missing key in auth information, the correct format contains "
+                "['auth_type', 'auth'].")
+    if not isinstance(credential["auth"], dict):
+        return "Failed to parse credential, please check your Stack Credential format."
+    return credential
 
 
 def known_regions():

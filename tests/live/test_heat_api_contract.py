@@ -629,6 +629,42 @@ def test_nested_stack_in_this_region_is_made(api):
     api.wait(name, sid, "CREATE_COMPLETE")
 
 
+def _with_credential_secret(payload):
+    """A stack holding a Barbican secret of ``payload`` and a remote stack naming it as
+    its ``credential_secret_id`` (Heat's multi-cloud stack), the secret's id as Heat's
+    users pass it (the last part of its href)."""
+    return {"heat_template_version": "2016-10-14", "resources": {
+        "credential": {"type": "OS::Barbican::Secret", "properties": {
+            "payload": payload, "payload_content_type": "text/plain"}},
+        "remote": {"type": "OS::Heat::Stack", "properties": {
+            "template": json.dumps(TWO), "context": {
+                "region_name": "RegionOne", "credential_secret_id": {"str_split": [
+                    "/", {"get_resource": "credential"}, 5]}}}}},
+        "outputs": {"remote": {"value": {"get_attr": ["remote", "outputs"]}}}}
+
+
+def test_a_remote_stack_with_a_credential_secret_is_made_here(api):
+    """Heat's multi-cloud stack: the secret is read and its credential checked (the
+    simulated cloud has no Keystone: its format); the stack is made here."""
+    credential = json.dumps({"auth_type": "v3applicationcredential", "auth": {
+        "auth_url": "http://keystone.simulated/v3", "application_credential_id": "a",
+        "application_credential_secret": "s"}})
+    name, sid = api.create(_with_credential_secret(credential))
+    api.wait(name, sid, "CREATE_COMPLETE")
+
+
+@pytest.mark.parametrize("payload, why", [
+    ("not json", "Failed to parse credential, please check your Stack Credential format."),
+    (json.dumps({"auth": {}}), "Missing key in auth information, the correct format "
+     "contains ['auth_type', 'auth']."),
+])
+def test_a_remote_stack_with_a_bad_credential_fails_with_heats_words(api, payload, why):
+    name, sid = api.create(_with_credential_secret(payload))
+    stack = api.wait(name, sid, "CREATE_FAILED")
+    assert f'Cannot establish connection to Heat endpoint at remote cloud due to "{why}"' \
+        in stack["stack_status_reason"], stack["stack_status_reason"]
+
+
 # 9. updated_time ---------------------------------------------------------------------
 
 def test_updated_time_is_null_until_the_first_update(api, hc):

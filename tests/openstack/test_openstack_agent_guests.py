@@ -103,6 +103,9 @@ def component_template(name, member, listener):
                     "configs": [
                         {"actions": ["CREATE"], "tool": "script", "config": config("CREATE")},
                         {"actions": ["UPDATE"], "tool": "script", "config": config("UPDATE")},
+                        {"actions": ["SUSPEND"], "tool": "script",
+                         "config": config("SUSPEND")},
+                        {"actions": ["RESUME"], "tool": "script", "config": config("RESUME")},
                         {"actions": ["DELETE"], "tool": "script",
                          "config": config("DELETE")}],
                     "inputs": [{"name": "greeting"}], "outputs": [{"name": "state"}]}},
@@ -113,7 +116,7 @@ def component_template(name, member, listener):
             "outputs": {"state": {"value": {"get_attr": ["deployment", "state"]}}}}
 
 
-def test_a_component_runs_create_update_and_delete_in_a_real_guest(member, listener):
+def test_a_component_runs_each_actions_config_in_a_real_guest(member, listener):
     heat, name = member.heat, f"ag{uuid.uuid4().hex[:6]}"
     nova = openstack.connect(cloud="heatweb-demo-member", connect_retries=3)
     stack_id = heat.stacks.create(stack_name=name, timeout_mins=TIMEOUT // 60,
@@ -148,10 +151,26 @@ def test_a_component_runs_create_update_and_delete_in_a_real_guest(member, liste
     assert "CREATE): running hook" in console, console[-3000:]
     assert "UPDATE): running hook" in console, console[-3000:]
 
+    # Suspend: the SUSPEND config runs in the guest, then Nova suspends the server (its
+    # QEMU stopped); resume: the server runs again, then its agent runs the RESUME config.
+    heat.actions.suspend(stack_id)
+    wait_stack(heat, stack_id, "SUSPEND_COMPLETE", timeout=TIMEOUT)
+    assert nova.compute.get_server(server_id).status == "SUSPENDED"
+    assert output_values()["deploy_stdout"] == f"SUSPEND bonjour on {host}\n"
+    assert listener.bodies[-1] == f"SUSPEND bonjour {host}"
+    heat.actions.resume(stack_id)
+    wait_stack(heat, stack_id, "RESUME_COMPLETE", timeout=TIMEOUT)
+    assert nova.compute.get_server(server_id).status == "ACTIVE"
+    assert output_values() == {"state": "resumed:bonjour",
+                               "deploy_stdout": f"RESUME bonjour on {host}\n",
+                               "deploy_stderr": "resume says hi on stderr\n",
+                               "deploy_status_code": 0}
+
     heat.stacks.delete(stack_id)
     wait_stack(heat, stack_id, "DELETE_COMPLETE", timeout=TIMEOUT)
-    # The DELETE config ran in the guest, so before the server went.
+    # Each action's config ran in the guest, the DELETE one before the server went.
     assert listener.bodies == [f"CREATE hello {host}", f"UPDATE bonjour {host}",
+                               f"SUSPEND bonjour {host}", f"RESUME bonjour {host}",
                                f"DELETE bonjour {host}"]
     events = [(e.resource_name, e.resource_status)
               for e in sorted(heat.events.list(stack_id), key=lambda e: (e.event_time, e.id))]

@@ -64,19 +64,33 @@ class BlockStorageCalls:
         if fields:
             self._generic_update("volume_type", object_id, fields)
 
+    # A type's encryption: its id is the type's, as Heat's resource id (Cinder keeps one
+    # encryption per type, at /types/<type id>/encryption; ids of an earlier heatweb were
+    # ``<type id>/<encryption id>``: the type's is their first half)
+
+    def _os_create_volume_type_encryption(self, *, name, fields, creation_key, find_first):
+        self._generic_create("volume_type_encryption", name=None, fields=fields,
+                             creation_key=None, find_first=False)
+        return fields["volume_type_id"]
+
     def _os_get_volume_type_encryption(self, object_id):
-        type_id, _, encryption_id = str(object_id).partition("/")
+        type_id = str(object_id).partition("/")[0]
         found = gone(self.conn.block_storage.get_type_encryption, type_id)
-        if found is None or not found.encryption_id or found.encryption_id != encryption_id:
+        if found is None or not found.encryption_id:
             return None
-        # openstacksdk's encryption keeps its type in the URL, not the body: the type's id
-        # is the first half of ours (what get_resource of it names, as in Heat)
-        return {**found.to_dict(computed=False), "id": object_id, "volume_type_id": type_id}
+        # openstacksdk's encryption keeps its type in the URL, not the body
+        return {**found.to_dict(computed=False), "id": type_id, "volume_type_id": type_id}
 
     def _os_update_volume_type_encryption(self, object_id, fields):
-        type_id, _, _ = str(object_id).partition("/")
-        encryption = call(self.conn.block_storage.get_type_encryption, type_id)
-        call(self.conn.block_storage.update_type_encryption, encryption, **fields)
+        type_id = str(object_id).partition("/")[0]
+        call(self.conn.block_storage.update_type_encryption, volume_type=type_id, **fields)
+
+    def _os_delete_volume_type_encryption(self, object_id):
+        type_id = str(object_id).partition("/")[0]
+        found = gone(self.conn.block_storage.get_type_encryption, type_id)
+        if found is not None and found.encryption_id:
+            gone(self.conn.block_storage.delete_type_encryption, volume_type=type_id)
+        return False
 
     # QoS specs: Cinder takes the specs as keys beside the name -----------------------------
 

@@ -38,6 +38,8 @@ class SimulatedBarbican:
         out["secret_ref"] = row.pk
 
     def secret_payload(self, href):
+        if "://" not in str(href):  # a secret's id (or ``secrets/<id>``), as Barbican takes
+            href = f"{BARBICAN}/secrets/{str(href).rsplit('/', 1)[-1]}"
         row = live("secret", pk=href).first()
         if row is None:
             raise CloudNotFound(f"Secret {href} could not be found. (HTTP 404)")
