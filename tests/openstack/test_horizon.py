@@ -37,6 +37,14 @@ CHANGED = TEMPLATE.replace("  nothing: {type: OS::Heat::None}\n",
                            "  nothing: {type: OS::Heat::None}\n  more: {type: OS::Heat::None}\n")
 
 
+@pytest.fixture(autouse=True)
+def patient_expect():
+    """Horizon's pages take seconds on a loaded machine: expect waits as long as a click."""
+    expect.set_options(timeout=30_000)
+    yield
+    expect.set_options(timeout=5_000)  # Playwright's default, for the other tests
+
+
 @pytest.fixture(scope="module")
 def cloud():
     return Cloud()
