@@ -216,12 +216,17 @@ def test_a_member_drives_a_stack_through_horizons_orchestration_panels(page, api
     assert sorted(r["resource_name"] for r in resources) == ["more", "nothing", "word"]
 
     # A locked stack refuses: heat-dashboard hides the 409's text behind its own words.
-    api.call("POST", f"{path}/actions", {"lock": {"level": "stacks"}, "reason": "horizon"})
-    api.wait(path, "LOCK_COMPLETE")
+    locking = api.call("POST", f"{path}/actions", {"lock": {"level": "stacks"},
+                                                    "reason": "horizon"})
+    assert locking.status_code == 200, locking.text
+    locked = api.wait(path, "LOCK_COMPLETE")
     page.reload()
+    expect(row).to_contain_text("LOCK_COMPLETE")
     row_action(page, name, "suspend")
     expect(alert(page)).to_contain_text(f"Unable to suspend stack: {name}")
-    assert api.call("GET", path).json()["stack"]["stack_status"] == "LOCK_COMPLETE"
+    after = api.call("GET", path).json()["stack"]
+    assert (after["stack_status"], after["updated_time"]) == ("LOCK_COMPLETE",
+                                                              locked["updated_time"])
     assert api.call("POST", f"{path}/actions", {"unlock": None}).status_code == 200
     api.wait(path, "UNLOCK_COMPLETE")
 
