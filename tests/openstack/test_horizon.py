@@ -8,6 +8,7 @@ Horizon for that region (its ``services_region`` cookie): the cloud's ``RegionOn
 endpoint follows whichever heatweb registered last, and other test sessions on a shared
 cloud register theirs at any time, while Horizon keeps the catalog of its sign-in.
 """
+import os
 import subprocess
 import uuid
 
@@ -20,7 +21,7 @@ from tests.openstack.keystone_support import CLOUD_BASE, Cloud, Heat, keystone_s
 
 pytestmark = [pytest.mark.openstack, pytest.mark.browser]
 
-HORIZON = "http://127.0.0.1:8090"
+HORIZON = f"http://127.0.0.1:{os.environ.get('HEATWEB_HORIZON_PORT', '8090')}"  # horizon-up's
 TEMPLATE = """\
 heat_template_version: 2016-10-14
 parameters:
