@@ -22,12 +22,12 @@ import sys
 import uuid
 from datetime import datetime, timezone
 
-from bootstrap import connect, ensure_project, ensure_user
-
 SERVICE = ("aodh", "alarming")  # service name, catalog type
 
 
 def catalog(conn, password, url):
+    from bootstrap import ensure_project, ensure_user
+
     idn = conn.identity
     service_project = ensure_project(idn, "service", "OpenStack service users")
     ensure_user(idn, "aodh", password=password, project=service_project,
@@ -94,6 +94,8 @@ def main():
             transport_url(args.config_file), event_type=args.event_type,
             project_id=args.project_id, traits=traits)}))
         return
+    from bootstrap import connect  # openstacksdk: not needed to send an event
+
     conn = connect(args.password)
     if args.step == "catalog":
         catalog(conn, args.password, args.url)
