@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 from stacks.resources.base import cloud_call as _cloud_call
 from stacks.resources.cloud_object import CloudObjectResource, attributes, prop
 from stacks.resources.registry import register
-from stacks.resources.schema import AllowedValues
+from stacks.resources.schema import AllowedValues, Length
 from stacks.resources.unavailable import HiddenPlaceholder
 
 AODH = ("aodh", "alarming")
@@ -195,12 +195,24 @@ class CompositeAlarm(AodhAlarm):
     alarm_type = "composite"
 
     properties_schema = {
-        "composite_rule": _updatable("Map", "Composite threshold rules in JSON format "
-                                     "(operator and rules).", required=True),
+        "composite_rule": _updatable("Map", "Composite threshold rules in JSON format.",
+                                     required=True, schema={
+            "operator": _updatable("String", "The operator indicates how to combine the "
+                                   "rules.", required=True,
+                                   constraints=(AllowedValues(("or", "and")),)),
+            "rules": _updatable("List", "Rules list. Basic threshold/gnocchi rules and nested "
+                                "dict which combine threshold/gnocchi rules by \"and\" or "
+                                "\"or\" are allowed. For example, the form is like: [RULE1, "
+                                "RULE2, {\"and\": [RULE3, RULE4]}], the basic "
+                                "threshold/gnocchi rules must include a \"type\" field.",
+                                required=True, constraints=(Length(min=2),))}),
         **COMMON}
 
     def cloud_fields(self, props, names=None):
-        return {**super().cloud_fields(props), "composite_rule": props["composite_rule"]}
+        """Aodh's ``composite_rule`` is ``{operator: rules}`` (Heat's parse_composite_rule)."""
+        rule = props["composite_rule"]
+        return {**super().cloud_fields(props),
+                "composite_rule": {rule["operator"]: rule["rules"]}}
 
 
 @register

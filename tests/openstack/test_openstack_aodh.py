@@ -33,10 +33,18 @@ TEMPLATE = {"heat_template_version": "2018-08-31",
                     "query": [{"field": "traits.reason", "op": "eq", "value": "load",
                                "type": "string"}],
                     "alarm_actions": [{"get_attr": ["scale_out", "alarm_url"]}]}},
-                # Made in Aodh, never evaluated here (no Prometheus, no aodh-evaluator).
+                # Made in Aodh, never evaluated here (no Prometheus, no Gnocchi, no
+                # aodh-evaluator).
                 "prometheus": {"type": "OS::Aodh::PrometheusAlarm", "properties": {
                     "query": "avg(cpu_usage)", "threshold": 80, "comparison_operator": "gt",
-                    "severity": "moderate"}}},
+                    "severity": "moderate"}},
+                "composite": {"type": "OS::Aodh::CompositeAlarm", "properties": {
+                    "composite_rule": {"operator": "or", "rules": [
+                        {"type": "gnocchi_resources_threshold", "metric": metric,
+                         "resource_id": {"get_param": "OS::stack_id"},
+                         "resource_type": "instance", "threshold": 80,
+                         "aggregation_method": "mean", "comparison_operator": "gt"}
+                        for metric in ("cpu", "memory.usage")]}}}},
             "outputs": {"size": {"value": {"get_attr": ["group", "current_size"]}},
                         "alarm_url": {"value": {"get_attr": ["scale_out", "alarm_url"]}},
                         "alarm": {"value": {"get_attr": ["alarm", "show"]}}}}
@@ -81,12 +89,18 @@ def test_an_aodh_event_alarm_scales_the_group_through_its_alarm_url(member, clou
     assert alarm["event_rule"] == {"event_type": event_type, "query": [
         {"field": "traits.reason", "op": "eq", "value": "load", "type": "string"}]}
     assert out["alarm"]["alarm_id"] == alarm_id and out["size"] == 1
-    prometheus_id = heat.resources.get(stack_id, "prometheus").physical_resource_id
-    prometheus = cloud.alarm.get(f"/alarms/{prometheus_id}").json()
+    others = {name: heat.resources.get(stack_id, name).physical_resource_id
+              for name in ("prometheus", "composite")}
+    prometheus = cloud.alarm.get(f"/alarms/{others['prometheus']}").json()
     assert (prometheus["type"], prometheus["severity"], prometheus["name"]) == \
         ("prometheus", "moderate", f"{tag}-prometheus")
     assert prometheus["prometheus_rule"] == {"query": "avg(cpu_usage)", "threshold": 80.0,
                                              "comparison_operator": "gt"}
+    composite = cloud.alarm.get(f"/alarms/{others['composite']}").json()
+    assert composite["type"] == "composite" and list(composite["composite_rule"]) == ["or"]
+    assert [(r["type"], r["metric"], r["resource_id"]) for r in
+            composite["composite_rule"]["or"]] == [
+        ("gnocchi_resources_threshold", metric, stack_id) for metric in ("cpu", "memory.usage")]
     project = cloud.current_project_id
 
     # An event the query does not match leaves the alarm alone; one it matches fires it.
@@ -101,11 +115,11 @@ def test_an_aodh_event_alarm_scales_the_group_through_its_alarm_url(member, clou
     # Suspend disables the alarm in Aodh, resume enables it, as Heat.
     heat.actions.suspend(stack_id)
     wait_stack(heat, stack_id, "SUSPEND_COMPLETE")
-    for made in (alarm_id, prometheus_id):
+    for made in (alarm_id, *others.values()):
         assert cloud.alarm.get(f"/alarms/{made}").json()["enabled"] is False
     heat.actions.resume(stack_id)
     wait_stack(heat, stack_id, "RESUME_COMPLETE")
-    for made in (alarm_id, prometheus_id):
+    for made in (alarm_id, *others.values()):
         assert cloud.alarm.get(f"/alarms/{made}").json()["enabled"] is True
 
     # Locked allowing signals: Aodh's call scales the group and the lock holds.
@@ -131,6 +145,6 @@ def test_an_aodh_event_alarm_scales_the_group_through_its_alarm_url(member, clou
 
     heat.stacks.delete(stack_id)
     wait_stack(heat, stack_id, "DELETE_COMPLETE")
-    for made in (alarm_id, prometheus_id):
+    for made in (alarm_id, *others.values()):
         assert cloud.alarm.get(f"/alarms/{made}").status_code == 404
 
