@@ -75,6 +75,9 @@ def grown_to(heat, stack_id, size):
 
 def test_an_aodh_event_alarm_scales_the_group_through_its_alarm_url(member, cloud):
     heat, tag = member.heat, f"ao{uuid.uuid4().hex[:6]}"
+    listed = {t.resource_type for t in heat.resource_types.list()}
+    assert {"OS::Aodh::EventAlarm", "OS::Aodh::CompositeAlarm"} <= listed  # alarming is here
+    assert "OS::Aodh::CombinationAlarm" not in listed  # Heat 27's hidden placeholder
     event_type = f"heatweb.test.{tag}"
     stack_id = heat.stacks.create(stack_name=tag, template=TEMPLATE,
                                   parameters={"event_type": event_type})["stack"]["id"]
