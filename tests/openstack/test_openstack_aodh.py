@@ -125,6 +125,14 @@ def test_an_aodh_event_alarm_scales_the_group_through_its_alarm_url(member, clou
     for made in (alarm_id, *others.values()):
         assert cloud.alarm.get(f"/alarms/{made}").json()["enabled"] is True
 
+    # An update changes the alarm in place in Aodh; the next events are of the new type.
+    event_type = f"heatweb.test.{tag}.v2"
+    heat.stacks.update(stack_id, existing=True, parameters={"event_type": event_type})
+    wait_stack(heat, stack_id, "UPDATE_COMPLETE")
+    assert heat.resources.get(stack_id, "alarm").physical_resource_id == alarm_id
+    updated = cloud.alarm.get(f"/alarms/{alarm_id}").json()
+    assert updated["event_rule"]["event_type"] == event_type and updated["enabled"] is True
+
     # Locked allowing signals: Aodh's call scales the group and the lock holds.
     member.action(tag, stack_id, {"lock": {"level": "stacks", "allow": ["signal"]},
                                   "reason": "alarms still scale"})
