@@ -22,6 +22,14 @@ from stacks.resources.unavailable import HiddenPlaceholder
 
 AODH = ("aodh", "alarming")
 OPERATORS = (AllowedValues(("le", "ge", "eq", "lt", "gt", "ne")),)
+# One of an event alarm's query conditions, as Heat's BaseAlarm QUERY_FACTOR_FIELDS.
+QUERY_FACTOR = prop("Map", "", schema={
+    "field": prop("String", "Name of attribute to compare."),
+    "type": prop("String", "The type of the attribute.", default="string",
+                 constraints=(AllowedValues(("integer", "float", "string", "boolean",
+                                             "datetime")),)),
+    "op": prop("String", "Comparison operator.", constraints=OPERATORS),
+    "value": prop("String", "String value with which to compare.")})
 ACTION_QUEUES = {"alarm_actions": "alarm_queues", "ok_actions": "ok_queues",
                  "insufficient_data_actions": "insufficient_data_queues"}
 
@@ -141,8 +149,9 @@ class EventAlarm(AodhAlarm):
     properties_schema = {
         "event_type": _updatable("String", "Event type to evaluate against. If not "
                                  "specified will match all events.", default="*"),
-        "query": _updatable("List", "A list for filtering events (field, op, value, type).",
-                            default=[]),
+        "query": _updatable("List", "A list for filtering events. Query conditions used to "
+                            "filter specific events when evaluating the alarm.", default=[],
+                            schema=QUERY_FACTOR),
         **COMMON}
 
 
