@@ -96,6 +96,10 @@ def locked_elsewhere(res):
     return Outcome("retry")
 
 
+# The actions after which the objects a resource changes are described again.
+DESCRIBING_ACTIONS = ("CREATE", "UPDATE", "DELETE", "ADOPT")
+
+
 def _save_and_unlock(res, **extra):
     fields = dict(state=res.state, status_reason=res.status_reason, engine_id=None,
                   atomic_key=INCREMENT, action_cookie=None,
@@ -348,12 +352,39 @@ def _finish(ctx, res, *, plugin, props, pending, keep_attributes):
         # After a lock or unlock too: the ``show`` attribute then says locked/protected.
         res.attributes_data = _attributes(plugin)
     _save_and_unlock(res)
+    if action in DESCRIBING_ACTIONS:
+        _describe_again(ctx, res, plugin)
     reason = "state changed" if action not in STATELESS_ACTIONS else \
         plugin.lock_note or (f"Nested stack {action.lower()}ed with its parent"
                              if plugin.nested_stack else
                              f"Resource {action.lower()}ed (no physical object to lock)")
     ctx.events.add(resource_event(res, reason, action=action, status=st.COMPLETE))
     return Outcome("done", data=None if action == "DELETE" else node_data(res, plugin))
+
+
+def _describe_again(ctx, res, plugin):
+    """The resources of this stack whose objects this one's action changed the cloud's
+    description of (``changes_objects``, ``shown_in``: a member and its pool) have their
+    stored attributes read again, as Heat's get_attr reads them live. Only a row no
+    engine holds is written; a failed read leaves the old attributes (best effort, as
+    attributes are)."""
+    cls = type(plugin)
+    names = set(cls.changes_objects or ()) | set(cls.shown_in or ())
+    ids = set()
+    for name in names:
+        value = (plugin.properties or {}).get(name)
+        ids.update(str(v) for v in (value if isinstance(value, list) else [value]) if v)
+    if not ids or not res.requires:
+        return
+    for row in Resource.objects.filter(pk__in=res.requires, physical_resource_id__in=ids,
+                                       replaced_by__isnull=True, engine_id__isnull=True):
+        try:
+            attributes = plugin_for(ctx, row).attributes()
+        except Exception:  # noqa: BLE001 - attributes are best effort, as in Heat
+            log.exception("attributes of %s after %s", row.name, res.name)
+            continue
+        Resource.objects.filter(pk=row.pk, engine_id__isnull=True) \
+            .update(attributes_data=attributes)
 
 
 def _left_alone(plugin, action):
