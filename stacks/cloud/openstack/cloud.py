@@ -30,6 +30,7 @@ from stacks.cloud.openstack.compute import ComputeCalls
 from stacks.cloud.openstack.identity import IdentityCalls
 from stacks.cloud.openstack.image import ImageCalls
 from stacks.cloud.openstack.key_manager import KeyManagerCalls
+from stacks.cloud.openstack.messaging import MessagingCalls
 from stacks.cloud.openstack.network import NetworkCalls
 from stacks.cloud.openstack.object_store import ObjectStoreCalls
 from stacks.cloud.openstack.objects import ObjectCalls
@@ -48,8 +49,8 @@ def _on_session(session):
         session=session, region_name=settings.HEATWEB.get("OS_REGION") or None))
 
 
-class OpenStackCloud(BlockStorageCalls, ObjectStoreCalls, KeyManagerCalls, NetworkCalls,
-                     IdentityCalls, QuotaCalls, ComputeCalls, ImageCalls, ObjectCalls,
+class OpenStackCloud(BlockStorageCalls, ObjectStoreCalls, KeyManagerCalls, MessagingCalls,
+                     NetworkCalls, IdentityCalls, QuotaCalls, ComputeCalls, ImageCalls, ObjectCalls,
                      CloudDriver):
     """A real OpenStack cloud (Nova, Glance, Neutron, Keystone, Cinder, Swift, Barbican,
     Octavia) through openstacksdk."""
