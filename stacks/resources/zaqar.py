@@ -29,7 +29,7 @@ SUBSCRIBER_TYPES = ("http", "https", "mailto", "trust+http", "trust+https")
 SIGNED = "signed_url"  # plugin data: Zaqar's answer to the share
 
 
-def _reduced(name, limit=NAME_LIMIT):
+def reduced_name(name, limit=NAME_LIMIT):
     """Heat's ``reduce_physical_resource_name``: the head and the tail kept, joined by
     a dash, when the name is longer than ``limit``."""
     if len(name) <= limit:
@@ -61,7 +61,7 @@ class ZaqarQueue(CloudObjectResource):
         if props.get("name"):
             return props["name"]
         suffix = str(self.creation_key or "")[-12:]
-        return _reduced(f"{self.context.stack_name}-{self.name}"
+        return reduced_name(f"{self.context.stack_name}-{self.name}"
                         + (f"-{suffix}" if suffix else ""))
 
     def cloud_fields(self, props, names=None):
@@ -112,7 +112,7 @@ class ZaqarSignedQueueURL(ResourcePlugin):
             self.context.cloud.queue_signed_url, props["queue"],
             project_id=self.context.project_id, paths=props.get("paths"),
             methods=props.get("methods"), ttl=props.get("ttl"))
-        self.physical_id = _reduced(f"{self.context.stack_name}-{self.name}-"
+        self.physical_id = reduced_name(f"{self.context.stack_name}-{self.name}-"
                                     f"{str(self.creation_key or '')[-12:]}", 255)
 
     def handle_delete(self):

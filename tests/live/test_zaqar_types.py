@@ -3,6 +3,8 @@ python-heatclient against the live service on the simulated cloud: created with 
 attributes, updated in place, Zaqar's refusals as the resource's reason, and delete.
 (tests/openstack/test_openstack_zaqar.py runs them against the real Zaqar.)
 """
+import json
+import time
 import uuid
 from urllib.parse import parse_qs
 
@@ -176,3 +178,40 @@ resources:
     listed = {t.resource_type for t in hc.resource_types.list()}
     assert {"OS::Zaqar::Queue", "OS::Zaqar::SignedQueueURL",
             "OS::Zaqar::Subscription"} <= listed
+
+
+ZAQAR_WAIT = """
+heat_template_version: 2016-10-14
+resources:
+  wait_handle:
+    type: OS::Heat::WaitConditionHandle
+    properties: {signal_transport: ZAQAR_SIGNAL}
+  wait_condition:
+    type: OS::Heat::WaitCondition
+    properties: {handle: {get_resource: wait_handle}, timeout: 120}
+outputs:
+  signal_data: {value: {get_attr: [wait_condition, data]}}
+"""
+
+
+def test_a_zaqar_signal_handle_is_signalled_through_its_queue(hc, live_service):
+    """Heat's ZaqarWaitConditionTest's template: the handle's queue, named by its
+    ``signal`` attribute, receives a message whose body is the signal; the wait
+    condition reads it and completes with its data; delete removes the queue."""
+    _, stack_id = create(hc, ZAQAR_WAIT)
+    deadline = time.monotonic() + 60
+    while hc.resources.get(stack_id, "wait_handle").resource_status != "CREATE_COMPLETE":
+        assert time.monotonic() < deadline
+        time.sleep(0.3)
+    signal = hc.resources.get(stack_id, "wait_handle").attributes["signal"]
+    queue = signal["queue_id"]
+    assert signal["paths"] == [f"/v2/queues/{queue}/messages"]
+    assert signal["methods"] == ["DELETE", "GET", "POST"] and signal["project_id"]
+    assert _queue(live_service, queue) is not None
+    cloud(live_service, f"c.queue_post({queue!r}, [{{'data': 'here!', 'id': 'data_id'}}]); "
+                        f"print('null')")
+    wait_stack(hc, stack_id, "CREATE_COMPLETE")
+    assert json.loads(outputs(hc, stack_id)["signal_data"]) == {"data_id": "here!"}
+    hc.stacks.delete(stack_id)
+    wait_deleted(hc, stack_id)
+    assert _queue(live_service, queue) is None

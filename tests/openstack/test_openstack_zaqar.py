@@ -1,7 +1,10 @@
 """Issue 36: Zaqar's types on the real cloud (scripts/cloud/zaqar-up's Zaqar): a queue
 with metadata, a signed URL whose credentials post messages without a token, which
 Zaqar's API then gives the queue's member to read, a subscription, and delete removing
-the queue. (The simulated cloud's: tests/live/test_zaqar_types.py.)"""
+the queue; and a wait condition whose handle's signal transport is ZAQAR_SIGNAL. (The
+simulated cloud's: tests/live/test_zaqar_types.py.)"""
+import json
+import time
 import uuid
 
 import pytest
@@ -73,3 +76,34 @@ def test_a_queue_and_a_signed_url_on_zaqar(member, cloud):
     heat.stacks.delete(stack_id)
     wait_stack(heat, stack_id, "DELETE_COMPLETE")
     assert name not in [q["name"] for q in zaqar.get("/queues", headers=mine).json()["queues"]]
+
+
+def test_a_zaqar_signal_wait_condition_on_zaqar(member, cloud):
+    """Heat's ZaqarWaitConditionTest's template on the real Zaqar: the message is posted
+    with the handle's ``signal`` credentials (a signed URL: no token)."""
+    from tests.live.test_zaqar_types import ZAQAR_WAIT
+
+    heat, name = member.heat, f"zw-{uuid.uuid4().hex[:8]}"
+    stack_id = heat.stacks.create(stack_name=name, template=ZAQAR_WAIT)["stack"]["id"]
+    deadline = time.monotonic() + 120
+    while heat.resources.get(stack_id, "wait_handle").resource_status != "CREATE_COMPLETE":
+        assert time.monotonic() < deadline
+        time.sleep(1)
+    signal = heat.resources.get(stack_id, "wait_handle").attributes["signal"]
+    endpoint = cloud.message.get_endpoint().rstrip("/")
+    posted = requests.post(
+        f"{endpoint}/queues/{signal['queue_id']}/messages", timeout=30,
+        json={"messages": [{"body": {"data": "here!", "id": "data_id"}, "ttl": 600}]},
+        headers={"URL-Signature": signal["signature"], "URL-Expires": signal["expires"],
+                 "URL-Methods": ",".join(signal["methods"]),
+                 "URL-Paths": ",".join(signal["paths"]),
+                 "X-Project-ID": signal["project_id"], "Client-ID": str(uuid.uuid4())})
+    assert posted.status_code == 201, posted.text
+    wait_stack(heat, stack_id, "CREATE_COMPLETE")
+    out = {o["output_key"]: o.get("output_value") for o in heat.stacks.get(stack_id).outputs}
+    assert json.loads(out["signal_data"]) == {"data_id": "here!"}
+    heat.stacks.delete(stack_id)
+    wait_stack(heat, stack_id, "DELETE_COMPLETE")
+    mine = {"Client-ID": str(uuid.uuid4())}
+    assert signal["queue_id"] not in [
+        q["name"] for q in cloud.message.get("/queues", headers=mine).json()["queues"]]

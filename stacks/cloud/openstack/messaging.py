@@ -120,6 +120,19 @@ class MessagingCalls:
         self._zaqar("delete", self._subscription_path(object_id), ok=(204, 404))
         return True
 
+    # Messages --------------------------------------------------------------------------
+
+    def queue_post(self, queue, bodies, *, ttl=3600):
+        messages = [{"body": body, "ttl": ttl} for body in bodies]
+        self._zaqar("post", f"{self._q(queue)}/messages", json={"messages": messages})
+
+    def queue_pop(self, queue, *, limit=20):
+        response = self._zaqar("delete", f"{self._q(queue)}/messages",
+                               params={"pop": min(max(limit, 1), 20)}, ok=(200, 204, 404))
+        if response.status_code != 200:
+            return []
+        return [message.get("body") for message in response.json().get("messages") or []]
+
     # Signed URLs -----------------------------------------------------------------------
 
     def queue_signed_url(self, queue, *, project_id, paths=None, methods=None, ttl=None):

@@ -10,7 +10,9 @@ metadata ``_default_message_ttl`` (60 to 1209600 seconds) and
 subscribing one subscriber to a queue twice answers the first subscription (Zaqar's
 201 with the same id); its id is ``<queue>/<subscription id>``. A signed URL is
 Zaqar's: paths among messages, subscriptions and claims, GET by default, valid one day
-by default, HMAC-SHA256-signed (here with heatweb's secret).
+by default, HMAC-SHA256-signed (here with heatweb's secret). Messages are kept as
+``queue_message`` rows (``queue_post``; ``queue_pop`` reads and deletes them, oldest
+first); a queue's delete takes them.
 """
 import datetime
 import hashlib
@@ -19,6 +21,7 @@ import re
 import uuid
 
 from django.conf import settings
+from django.db import transaction
 
 from stacks.cloud.driver import CloudError
 from stacks.cloud.simulated.objects import live
@@ -135,3 +138,25 @@ class SimulatedZaqar:
 
     def queue_signed_url(self, queue, *, project_id, paths=None, methods=None, ttl=None):
         return signed_url(queue, project_id=project_id, paths=paths, methods=methods, ttl=ttl)
+
+    def _deleted_queue(self, row):
+        for message in live("queue_message", fields__queue=row.pk):
+            self.sim_row_delete(message)
+
+    def queue_post(self, queue, bodies, *, ttl=3600):
+        check_queue_name(queue)
+        row = live("queue", pk=queue).first()
+        if row is None:  # Zaqar makes the queue on first use
+            self._create_queue(project_id="", name=queue, fields={}, creation_key="")
+            row = live("queue", pk=queue).first()
+        for body in bodies:
+            self.sim_row_create("queue_message", project_id=row.project_id, name="",
+                                fields={"queue": queue, "body": body, "ttl": ttl})
+
+    def queue_pop(self, queue, *, limit=20):
+        with transaction.atomic():
+            rows = list(live("queue_message", fields__queue=queue)
+                        .select_for_update().order_by("created_at", "id")[:limit])
+            for row in rows:
+                self.sim_row_delete(row)
+        return [row.fields.get("body") for row in rows]
