@@ -75,6 +75,20 @@ class ZaqarQueue(CloudObjectResource):
             return self.physical_id
         return super().attribute_value(found, name)
 
+    def drift_pairs(self):
+        """The metadata against the queue's, but for the reserved keys (``_...``) Zaqar adds
+        with its defaults and the template did not set."""
+        pairs = super().drift_pairs()
+        if pairs and "metadata" in pairs:
+            expected, actual = pairs["metadata"]
+            if isinstance(actual, dict):
+                actual = {k: v for k, v in actual.items()
+                          if k in expected or not str(k).startswith("_")}
+                same = {k: str(v) for k, v in expected.items()} == \
+                    {k: str(v) for k, v in actual.items()}
+                pairs["metadata"] = (expected, expected if same else actual)
+        return pairs
+
 
 @register
 class ZaqarSignedQueueURL(ResourcePlugin):

@@ -10,7 +10,9 @@ import uuid
 import pytest
 import requests
 
+from stacks.cloud.openstack.messaging import PATCH
 from tests.openstack.conftest import wait_stack
+from tests.openstack.test_openstack_drift import drift
 
 pytestmark = pytest.mark.openstack
 
@@ -55,6 +57,16 @@ def test_a_queue_and_a_signed_url_on_zaqar(member, cloud):
     assert out["project"] == cloud.current_project_id
     assert (out["paths"], out["methods"]) == ([f"/v2/queues/{name}/messages"], ["GET", "POST"])
     assert out["hook"]["subscriber"] == "http://192.0.2.1:9/hook"
+
+    # Drift: Zaqar's reserved metadata (its defaults) is no drift; a changed key is.
+    report = drift(member, stack_id)
+    assert {n: r["drift_status"] for n, r in report.items()} == \
+        {"queue": "IN_SYNC", "url": "NOT_CHECKED", "hook": "IN_SYNC"}, report
+    zaqar.patch(f"/queues/{name}", headers={**mine, **PATCH},
+                json=[{"op": "replace", "path": "/metadata/purpose", "value": "other"}])
+    assert drift(member, stack_id)["queue"]["differences"] == [
+        {"property": "metadata", "expected": {"purpose": "heatweb-test"},
+         "actual": {"purpose": "other"}}]
 
     # The signed URL's credentials post a message with no token ...
     signed = {"URL-Signature": out["signature"], "URL-Expires": out["expires"],
