@@ -215,3 +215,27 @@ def test_a_zaqar_signal_handle_is_signalled_through_its_queue(hc, live_service):
     hc.stacks.delete(stack_id)
     wait_deleted(hc, stack_id)
     assert _queue(live_service, queue) is None
+
+
+def test_the_environments_zaqar_event_sink_gets_the_stacks_events(hc, live_service):
+    """Heat's ZaqarEventSinkTest: an environment's ``event_sinks`` entry of type
+    ``zaqar-queue`` receives the stack's four create events in Heat's shape."""
+    queue = str(uuid.uuid4())
+    stack_name, stack_id = create(
+        hc, {"heat_template_version": "2013-05-23", "resources": {"test_resource": {
+            "type": "OS::Heat::TestResource", "properties": {"value": "ok"}}}},
+        environment={"event_sinks": [{"type": "zaqar-queue", "target": queue, "ttl": 120}]})
+    wait_stack(hc, stack_id, "CREATE_COMPLETE")
+    deadline, messages = time.monotonic() + 20, []
+    while len(messages) < 4 and time.monotonic() < deadline:
+        messages += cloud(live_service, f"print(json.dumps(c.queue_pop({queue!r})))")
+        time.sleep(0.2)
+    assert [m["type"] for m in messages] == ["os.heat.event"] * 4, messages
+    payloads = [m["payload"] for m in messages]
+    assert {p["resource_name"] for p in payloads} == {stack_name, "test_resource"}
+    assert {p["stack_id"] for p in payloads} == {stack_id}
+    assert [(p["resource_name"], p["resource_status"]) for p in payloads] == [
+        (stack_name, "IN_PROGRESS"), ("test_resource", "IN_PROGRESS"),
+        ("test_resource", "COMPLETE"), (stack_name, "COMPLETE")]
+    hc.stacks.delete(stack_id)
+    wait_deleted(hc, stack_id)

@@ -18,7 +18,7 @@ from stacks.cloud.openstack.calls import call
 
 PATCH = {"Content-Type": "application/openstack-messaging-v2.0-json-patch"}
 DATE_FORMAT = "%Y-%m-%dT%H:%M:%S"
-PAGE = 20  # Zaqar's max_queues_per_page
+PAGE = 20  # Zaqar's max_queues_per_page and max_messages_per_page
 
 
 def _refused(response):
@@ -124,7 +124,9 @@ class MessagingCalls:
 
     def queue_post(self, queue, bodies, *, ttl=3600):
         messages = [{"body": body, "ttl": ttl} for body in bodies]
-        self._zaqar("post", f"{self._q(queue)}/messages", json={"messages": messages})
+        for start in range(0, len(messages), PAGE):  # Zaqar takes 20 a post
+            self._zaqar("post", f"{self._q(queue)}/messages",
+                        json={"messages": messages[start:start + PAGE]})
 
     def queue_pop(self, queue, *, limit=20):
         response = self._zaqar("delete", f"{self._q(queue)}/messages",
