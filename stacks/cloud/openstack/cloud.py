@@ -53,7 +53,7 @@ class OpenStackCloud(BlockStorageCalls, ObjectStoreCalls, KeyManagerCalls, Messa
                      NetworkCalls, IdentityCalls, QuotaCalls, ComputeCalls, ImageCalls, ObjectCalls,
                      CloudDriver):
     """A real OpenStack cloud (Nova, Glance, Neutron, Keystone, Cinder, Swift, Barbican,
-    Octavia) through openstacksdk."""
+    Octavia, Zaqar) through openstacksdk."""
 
     @property
     def parallel_calls(self):
