@@ -31,6 +31,7 @@ from stacks.cloud.openstack.compute import ComputeCalls
 from stacks.cloud.openstack.identity import IdentityCalls
 from stacks.cloud.openstack.image import ImageCalls
 from stacks.cloud.openstack.key_manager import KeyManagerCalls
+from stacks.cloud.openstack.messaging import MessagingCalls
 from stacks.cloud.openstack.network import NetworkCalls
 from stacks.cloud.openstack.object_store import ObjectStoreCalls
 from stacks.cloud.openstack.objects import ObjectCalls
@@ -50,10 +51,10 @@ def _on_session(session):
 
 
 class OpenStackCloud(BlockStorageCalls, ObjectStoreCalls, KeyManagerCalls, AlarmingCalls,
-                     NetworkCalls, IdentityCalls, QuotaCalls, ComputeCalls, ImageCalls,
-                     ObjectCalls, CloudDriver):
+                     MessagingCalls, NetworkCalls, IdentityCalls, QuotaCalls, ComputeCalls,
+                     ImageCalls, ObjectCalls, CloudDriver):
     """A real OpenStack cloud (Nova, Glance, Neutron, Keystone, Cinder, Swift, Barbican,
-    Octavia, Aodh) through openstacksdk."""
+    Octavia, Aodh, Zaqar) through openstacksdk."""
 
     @property
     def parallel_calls(self):
