@@ -28,6 +28,7 @@ from stacks.models.events import resource_event
 from stacks.models.states import STATELESS_ACTIONS
 from stacks.plugins import node_data, plugin_class, plugin_for
 from stacks.resources.base import CREATION_KEY, ResourcePlugin
+from stacks.resources.registry import get_plugin, has_type
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 
 log = logging.getLogger(__name__)
@@ -363,23 +364,22 @@ def _finish(ctx, res, *, plugin, props, pending, keep_attributes):
 
 
 def _describe_again(ctx, res, plugin):
-    """The resources of this stack whose objects this one's action changed the cloud's
-    description of (``changes_objects``, ``shown_in``: a member and its pool) have their
-    stored attributes read again, as Heat's get_attr reads them live. Only a row no
-    engine holds is written; a failed read leaves the old attributes (best effort, as
-    attributes are)."""
-    cls = type(plugin)
-    names = set(cls.changes_objects or ()) | set(cls.shown_in or ())
-    ids = set()
-    for name in names:
-        value = (plugin.properties or {}).get(name)
-        ids.update(str(v) for v in (value if isinstance(value, list) else [value]) if v)
-    if not ids or not res.requires:
+    """The resources of the project holding objects this one's action changed the cloud's
+    description of (``changes_objects``, ``shown_in``: a member and its pool, in this
+    stack or another of its tree) have their stored attributes read again, as Heat's
+    get_attr reads them live. Only a row no engine holds is written; a failed read
+    leaves the old attributes (best effort, as attributes are)."""
+    objects = ownership.described_objects(type(plugin), plugin.properties)
+    if not objects:
         return
-    for row in Resource.objects.filter(pk__in=res.requires, physical_resource_id__in=ids,
-                                       replaced_by__isnull=True, engine_id__isnull=True):
+    holders = ownership.holders_in_project(objects, project_id=ctx.stack.project_id) - \
+        {res.pk}
+    for row in Resource.objects.filter(pk__in=holders, replaced_by__isnull=True,
+                                       engine_id__isnull=True):
+        if not has_type(row.type):
+            continue
         try:
-            attributes = plugin_for(ctx, row).attributes()
+            attributes = plugin_for(ctx, row, cls=get_plugin(row.type)).attributes()
         except Exception:  # noqa: BLE001 - attributes are best effort, as in Heat
             log.exception("attributes of %s after %s", row.name, res.name)
             continue
