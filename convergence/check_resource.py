@@ -28,6 +28,7 @@ from stacks.models.events import resource_event
 from stacks.models.states import STATELESS_ACTIONS
 from stacks.plugins import node_data, plugin_class, plugin_for
 from stacks.resources.base import CREATION_KEY, ResourcePlugin
+from stacks.resources.registry import get_plugin, has_type
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,10 @@ def locked_elsewhere(res):
         return Outcome("locked")  # the holder (or the engine polling on for a dead one) retriggers
     lock_break(fresh, fresh.engine_id)
     return Outcome("retry")
+
+
+# The actions after which the objects a resource changes are described again.
+DESCRIBING_ACTIONS = ("CREATE", "UPDATE", "DELETE", "ADOPT")
 
 
 def _save_and_unlock(res, **extra):
@@ -348,12 +353,38 @@ def _finish(ctx, res, *, plugin, props, pending, keep_attributes):
         # After a lock or unlock too: the ``show`` attribute then says locked/protected.
         res.attributes_data = _attributes(plugin)
     _save_and_unlock(res)
+    if action in DESCRIBING_ACTIONS:
+        _describe_again(ctx, res, plugin)
     reason = "state changed" if action not in STATELESS_ACTIONS else \
         plugin.lock_note or (f"Nested stack {action.lower()}ed with its parent"
                              if plugin.nested_stack else
                              f"Resource {action.lower()}ed (no physical object to lock)")
     ctx.events.add(resource_event(res, reason, action=action, status=st.COMPLETE))
     return Outcome("done", data=None if action == "DELETE" else node_data(res, plugin))
+
+
+def _describe_again(ctx, res, plugin):
+    """The resources of the project holding objects this one's action changed the cloud's
+    description of (``changes_objects``, ``shown_in``: a member and its pool, in this
+    stack or another of its tree) have their stored attributes read again, as Heat's
+    get_attr reads them live. Only a row no engine holds is written; a failed read
+    leaves the old attributes (best effort, as attributes are)."""
+    objects = ownership.described_objects(type(plugin), plugin.properties)
+    if not objects:
+        return
+    holders = ownership.holders_in_project(objects, project_id=ctx.stack.project_id) - \
+        {res.pk}
+    for row in Resource.objects.filter(pk__in=holders, replaced_by__isnull=True,
+                                       engine_id__isnull=True):
+        if not has_type(row.type):
+            continue
+        try:
+            attributes = plugin_for(ctx, row, cls=get_plugin(row.type)).attributes()
+        except Exception:  # noqa: BLE001 - attributes are best effort, as in Heat
+            log.exception("attributes of %s after %s", row.name, res.name)
+            continue
+        Resource.objects.filter(pk=row.pk, engine_id__isnull=True) \
+            .update(attributes_data=attributes)
 
 
 def _left_alone(plugin, action):

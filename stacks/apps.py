@@ -16,8 +16,9 @@ class StacksConfig(AppConfig):
         from stacks.definitions import definition_cache
         from stacks.resources.nested_stacks import nested
         from stacks.selectors import stored_lookup
-        from stacks.services import actions_registry, lifecycle, lock_healing, lock_modes, \
-            lock_schedule, lock_windows, nested as nested_services, restart, snapshots
+        from stacks.services import actions_registry, event_sinks, lifecycle, lock_healing, \
+            lock_modes, lock_schedule, lock_windows, nested as nested_services, restart, \
+            snapshots
 
         # Interfaces registered at start, so the lower layers import no stack
         # service: nested-stack plugins reach child stacks, and the engine
@@ -30,6 +31,8 @@ class StacksConfig(AppConfig):
         actions_registry.register_actions()
         on_stack_failed(lifecycle.stack_failed)
         on_traversal_finished(snapshots.snapshot_finished)
+        # The environment's event_sinks (zaqar-queue) get the action's events.
+        on_traversal_finished(event_sinks.traversal_events_to_sinks)
         # A lock waiting for its stack to settle (an action under it, one it interrupted).
         on_stack_settled(lock_modes.lock_settled)
         on_stack_quiet(restart.stack_traversal_restart, actions=restart.RESTARTABLE)

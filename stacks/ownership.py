@@ -211,6 +211,27 @@ def changed_objects(plugin_cls, properties):
     return found
 
 
+def described_objects(plugin_cls, properties):
+    """``[(kind, value)]``: the objects whose description a resource of this class changes
+    by existing: those it changes (``changes_objects``) and those listing it
+    (``shown_in``: property name -> kind; a subnet is listed by its network)."""
+    found = changed_objects(plugin_cls, properties)
+    for prop, kind in (getattr(plugin_cls, "shown_in", None) or {}).items():
+        found.extend((kind, value) for value in _values((properties or {}).get(prop)))
+    return found
+
+
+def holders_in_project(objects, *, project_id):
+    """Ids of the resources, in stacks of ``project_id``, holding any of ``objects``
+    (``[(kind, physical id)]``) in the configured cloud."""
+    found = set()
+    for kind, value in objects:
+        found.update(CloudHold.objects.filter(
+            cloud=_cloud_of(kind), kind=kind, physical_id=value,
+            stack__project_id=project_id).values_list("resource_id", flat=True))
+    return found
+
+
 def _holds_of(cloud, kind, value, *, cloud_driver):
     holds = list(CloudHold.objects.filter(cloud=cloud, kind=kind, physical_id=value)
                  .select_related("stack"))

@@ -268,6 +268,22 @@ class CloudDriver(ABC):
         routes += [r for r in add if r not in routes]
         self.object_update("router", router_id, routes=routes)
 
+    def queue_signed_url(self, queue, *, project_id, paths=None, methods=None, ttl=None):
+        """Zaqar's signed URL of ``queue`` (its ``share``): ``{paths, methods, project,
+        expires, signature}``; ``paths`` among messages, subscriptions and claims (default
+        messages), ``methods`` default GET, valid ``ttl`` seconds (default a day)."""
+        raise CloudError("This cloud has no messaging service (Zaqar)")
+
+    def queue_post(self, queue, bodies, *, ttl=3600):
+        """Post one message per body to ``queue`` (Zaqar makes the queue on first use)."""
+        raise CloudError("This cloud has no messaging service (Zaqar)")
+
+    def queue_pop(self, queue, *, limit=20):
+        """The bodies of up to ``limit`` of the queue's messages, oldest first, deleted from
+        it as they are read (Zaqar's ``DELETE .../messages?pop=``); none when it has none
+        or does not exist."""
+        raise CloudError("This cloud has no messaging service (Zaqar)")
+
     # The names of the Neutron-only interface, kept for callers written before it.
 
     def network_object_create(self, kind, **kwargs):

@@ -95,6 +95,10 @@ KINDS = _kinds(
     # Designate (a recordset's ``name`` is its fully qualified name)
     Kind("dns_zone", "dns", "Zone"),
     Kind("dns_recordset", "dns", "RecordSet", refs={"zone_id": "dns_zone"}),
+    # Zaqar (a queue's id is its name; a subscription's "<queue>/<subscription id>")
+    Kind("queue", "messaging", "Queue"),
+    Kind("queue_subscription", "messaging", "Subscription"),
+    Kind("queue_message", "messaging", "Message"),  # the simulated Zaqar's messages
     # Octavia (members and L7 rules: "<pool id>/<member id>", "<policy id>/<rule id>")
     Kind("loadbalancer", "load-balancer", "Load balancer",
          refs={"vip_subnet_id": "subnet", "vip_network_id": "network"}),

@@ -17,11 +17,19 @@ from urllib.parse import urlencode
 from stacks.resources.base import cloud_call as _cloud_call
 from stacks.resources.cloud_object import CloudObjectResource, attributes, prop
 from stacks.resources.registry import register
-from stacks.resources.schema import AllowedValues
+from stacks.resources.schema import AllowedValues, Length
 from stacks.resources.unavailable import HiddenPlaceholder
 
 AODH = ("aodh", "alarming")
 OPERATORS = (AllowedValues(("le", "ge", "eq", "lt", "gt", "ne")),)
+# One of an event alarm's query conditions, as Heat's BaseAlarm QUERY_FACTOR_FIELDS.
+QUERY_FACTOR = prop("Map", "", schema={
+    "field": prop("String", "Name of attribute to compare."),
+    "type": prop("String", "The type of the attribute.", default="string",
+                 constraints=(AllowedValues(("integer", "float", "string", "boolean",
+                                             "datetime")),)),
+    "op": prop("String", "Comparison operator.", constraints=OPERATORS),
+    "value": prop("String", "String value with which to compare.")})
 ACTION_QUEUES = {"alarm_actions": "alarm_queues", "ok_actions": "ok_queues",
                  "insufficient_data_actions": "insufficient_data_queues"}
 
@@ -141,8 +149,9 @@ class EventAlarm(AodhAlarm):
     properties_schema = {
         "event_type": _updatable("String", "Event type to evaluate against. If not "
                                  "specified will match all events.", default="*"),
-        "query": _updatable("List", "A list for filtering events (field, op, value, type).",
-                            default=[]),
+        "query": _updatable("List", "A list for filtering events. Query conditions used to "
+                            "filter specific events when evaluating the alarm.", default=[],
+                            schema=QUERY_FACTOR),
         **COMMON}
 
 
@@ -195,12 +204,24 @@ class CompositeAlarm(AodhAlarm):
     alarm_type = "composite"
 
     properties_schema = {
-        "composite_rule": _updatable("Map", "Composite threshold rules in JSON format "
-                                     "(operator and rules).", required=True),
+        "composite_rule": _updatable("Map", "Composite threshold rules in JSON format.",
+                                     required=True, schema={
+            "operator": _updatable("String", "The operator indicates how to combine the "
+                                   "rules.", required=True,
+                                   constraints=(AllowedValues(("or", "and")),)),
+            "rules": _updatable("List", "Rules list. Basic threshold/gnocchi rules and nested "
+                                "dict which combine threshold/gnocchi rules by \"and\" or "
+                                "\"or\" are allowed. For example, the form is like: [RULE1, "
+                                "RULE2, {\"and\": [RULE3, RULE4]}], the basic "
+                                "threshold/gnocchi rules must include a \"type\" field.",
+                                required=True, constraints=(Length(min=2),))}),
         **COMMON}
 
     def cloud_fields(self, props, names=None):
-        return {**super().cloud_fields(props), "composite_rule": props["composite_rule"]}
+        """Aodh's ``composite_rule`` is ``{operator: rules}`` (Heat's parse_composite_rule)."""
+        rule = props["composite_rule"]
+        return {**super().cloud_fields(props),
+                "composite_rule": {rule["operator"]: rule["rules"]}}
 
 
 @register

@@ -128,6 +128,12 @@ class ResourcePlugin:
     # holder's stack is locked at level ``all``. A property only referring to an object
     # (a port's network, a server's image) is not listed.
     changes_objects = {}
+    # ``{property: kind}``: objects whose description this resource's existence changes
+    # though it does not change them (a subnet is listed by its network). With
+    # ``changes_objects``: after this resource's create, update or delete, the resources
+    # of the project holding such objects have their stored attributes read again (a
+    # pool's ``show`` lists the members made after it, as Heat's live get_attr does).
+    shown_in = {}
 
     @classmethod
     def held_visible(cls, physical_id, *, project_id):

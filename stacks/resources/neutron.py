@@ -96,6 +96,7 @@ class Subnet(NetworkOfSubnetOrPort):
     """A subnet of a Neutron network (its CIDR, gateway, DHCP, allocation pools)."""
 
     type_name = "OS::Neutron::Subnet"
+    shown_in = {"network": "network"}  # the network's ``subnets``
     kind = "subnet"
     properties_schema = {
         "network": NETWORK,

@@ -33,7 +33,7 @@ MISSING_SERVICES = {
     ("mistral", "workflowv2"): ("CronTrigger", "ExternalResource", "Workflow"),
     ("octavia", "load-balancer"): ("AvailabilityZone", "AvailabilityZoneProfile"),
     ("trove", "database"): ("Cluster", "Instance"),
-    ("zaqar", "messaging"): ("MistralTrigger", "Queue", "SignedQueueURL", "Subscription"),
+    ("zaqar", "messaging"): ("MistralTrigger",),
     ("zun", "container"): ("Container",),
 }
 # Neutron extensions whose types heatweb lacks: on a cloud without the extension Heat

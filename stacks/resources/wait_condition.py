@@ -6,8 +6,20 @@ and a ready ``curl_cli``) and records every signal POSTed to it;
 arrived on its handle, and fails on a FAILURE signal or its timeout. The
 wait is the engine's batched wait (a ``Waiter`` row, checked in the poll
 round); a signal wakes it at once (``signal_wakes``).
+
+A handle whose ``signal_transport`` is ``ZAQAR_SIGNAL`` also makes a Zaqar queue of its
+own (Heat's "dedicated zaqar queue") and a signed URL of it (GET, POST and DELETE on
+its messages): its ``signal`` attribute names the queue (``queue_id``, as Heat's) and
+gives the signed URL's credentials (``project_id``, ``signature``, ``expires``,
+``paths``, ``methods``: Zaqar's headers ``X-Project-ID``, ``URL-Signature``,
+``URL-Expires``, ``URL-Paths``, ``URL-Methods``), where Heat gives a stack user's
+password. A message posted there, whose body is the signal, is read (and deleted from
+the queue) by the waiting wait condition each time the poll round looks at it, as
+Heat's ``_service_zaqar_signal``. Deleting the handle deletes its queue.
 """
 import json
+import logging
+import re
 import time
 from datetime import datetime, timezone
 
@@ -16,10 +28,15 @@ from django.db import IntegrityError, transaction
 from heatweb.api import as_uuid
 from heatweb.exceptions import BadRequest
 from stacks.models import Resource, WaitConditionSignal
+from stacks.models.events import resource_event
 from stacks.resources.base import ResourceFailure, ResourcePlugin
+from stacks.resources.base import cloud_call as _cloud_call
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property, Range
 from stacks.resources.signal_urls import signal_url, url_signature
+from stacks.resources.zaqar import reduced_name
+
+log = logging.getLogger(__name__)
 
 HANDLE_TYPE = "OS::Heat::WaitConditionHandle"
 UPDATE_HANDLE_TYPE = "OS::Heat::UpdateWaitConditionHandle"
@@ -29,6 +46,8 @@ CONDITION_TYPE = "OS::Heat::WaitCondition"
 STATUSES = ("SUCCESS", "FAILURE")
 TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL", "ZAQAR_SIGNAL",
               "TOKEN_SIGNAL")
+ZAQAR_QUEUE = "zaqar_signal_queue_id"  # plugin data of a ZAQAR_SIGNAL handle (Heat's key)
+ZAQAR_SIGNED = "zaqar_queue_signed_url_data"
 
 
 @register
@@ -40,7 +59,8 @@ class WaitConditionHandle(ResourcePlugin):
     checked), or run ``curl_cli`` with ``--data-binary '<that JSON>'``
     appended. A missing status is SUCCESS; a signal id counts once, and a
     signal without one gets the next number. Every ``signal_transport`` is
-    served by the same signed URL.
+    served by the same signed URL; ``ZAQAR_SIGNAL`` also by a queue of its own (see the
+    module's doc).
     """
 
     type_name = HANDLE_TYPE
@@ -66,9 +86,21 @@ class WaitConditionHandle(ResourcePlugin):
 
     def handle_create(self):
         self.physical_id = str(self._uuid())
+        if self.properties.get("signal_transport") == "ZAQAR_SIGNAL":
+            cloud, project_id = self.context.cloud, self.context.project_id
+            name = reduced_name(re.sub(r"[^A-Za-z0-9_.-]", "-", f"{self.context.stack_name}-"
+                                       f"{self.name}-{self.physical_id[:8]}"))
+            self.data[ZAQAR_QUEUE] = _cloud_call(cloud.object_create, "queue",
+                                                 project_id=project_id, name=name,
+                                                 metadata={})
+            self.data[ZAQAR_SIGNED] = _cloud_call(
+                cloud.queue_signed_url, name, project_id=project_id, paths=["messages"],
+                methods=["GET", "POST", "DELETE"])
 
     def handle_delete(self):
         WaitConditionSignal.objects.filter(resource_id=self.resource_id).delete()
+        if self.data.get(ZAQAR_QUEUE):
+            _cloud_call(self.context.cloud.object_delete, "queue", self.data[ZAQAR_QUEUE])
 
     def handle_signal(self, details):
         details = details if isinstance(details, dict) else {}
@@ -131,8 +163,15 @@ class WaitConditionHandle(ResourcePlugin):
             "curl_cli": (f"curl -i -X POST -H 'X-Auth-Token: {token}' "
                          "-H 'Content-Type: application/json' "
                          f"-H 'Accept: application/json' {endpoint}"),
-            "signal": {"endpoint": endpoint, "token": token},
+            "signal": {"endpoint": endpoint, "token": token, **self._zaqar_signal()},
         }
+
+    def _zaqar_signal(self):
+        signed = self.data.get(ZAQAR_SIGNED)
+        if not signed:
+            return {}
+        return {"queue_id": self.data[ZAQAR_QUEUE], "project_id": signed["project"],
+                **{key: signed[key] for key in ("signature", "expires", "paths", "methods")}}
 
     def get_attribute(self, name, *path):
         return self.attributes().get(name)
@@ -177,17 +216,41 @@ class WaitCondition(ResourcePlugin):
         "data": Attribute("JSON string of {signal id: data} of the signals received."),
     }
 
-    def _signals(self):
+    def _handle(self):
         handle = as_uuid(self.properties.get("handle"))
         res = Resource.objects.filter(stack_id=self.context.stack_id, uuid=handle,
                                       type__in=(HANDLE_TYPE, UPDATE_HANDLE_TYPE,
-                                                AWS_HANDLE_TYPE)).values_list(
-            "pk", flat=True).first() \
+                                                AWS_HANDLE_TYPE)).first() \
             if handle else None
         if res is None:
             raise ResourceFailure(f"WaitConditionHandle {self.properties.get('handle')} "
                                   f"not found in the stack")
-        return WaitConditionSignal.objects.filter(resource_id=res).order_by("created_at", "id")
+        return res
+
+    def _signals(self, res=None):
+        res = res or self._handle()
+        return WaitConditionSignal.objects.filter(resource_id=res.pk).order_by("created_at",
+                                                                                "id")
+
+    def _service_zaqar_signal(self, res):
+        """The messages on a ZAQAR_SIGNAL handle's queue become its signals (Heat's
+        ``_service_zaqar_signal``: popped, each body one signal)."""
+        queue = (res.plugin_data or {}).get(ZAQAR_QUEUE)
+        if not queue:
+            return
+        bodies = _cloud_call(self.context.cloud.queue_pop, queue)
+        if not bodies:
+            return
+        handle = WaitConditionHandle(name=res.name, properties=res.properties_data,
+                                     context=self.context, physical_id=res.physical_resource_id,
+                                     data=dict(res.plugin_data), resource_id=res.pk)
+        for body in bodies:
+            try:
+                reason = handle.handle_signal(body)
+            except BadRequest as refused:  # a body that is no signal: said, not counted
+                reason = f"Signal refused: {refused}"
+                log.warning("zaqar signal to %s refused: %s", res.name, refused)
+            resource_event(res, reason, action="SIGNAL", status="COMPLETE").save()
 
     def handle_create(self):
         self._signals()  # the handle must exist
@@ -200,7 +263,9 @@ class WaitCondition(ResourcePlugin):
     def check_create_complete(self, cookie):
         if not cookie or "deadline" not in cookie:
             return True
-        signals = list(self._signals().values_list("status", "reason"))
+        res = self._handle()
+        self._service_zaqar_signal(res)
+        signals = list(self._signals(res).values_list("status", "reason"))
         failures = [reason for status, reason in signals if status == "FAILURE"]
         if failures:
             raise ResourceFailure(f"WaitConditionFailure: resources.{self.name}: "

@@ -5,8 +5,8 @@ created to CREATE_COMPLETE on the simulated cloud, its outputs checked, and dele
 
 Servers never run their user_data on the simulated cloud, so this test plays the
 in-instance agent: a software deployment waiting for its signal is signalled with a
-deploy_status_code 0, and a wait condition's handle gets success signals until the wait is
-over.
+deploy_status_code 0, and a wait condition's handle gets a success signal from each server
+of its stack (by the server's name) until the wait is over.
 """
 import json
 import re
@@ -527,9 +527,15 @@ class Agent:
                     "deploy_status_code": 0, "result": f"result of {name}",
                     "status": "installed", "node_role": f"member-{name}"})
             elif resource.resource_type in HANDLE_TYPES and owner in waiting_stacks:
-                self._signal(owner, resource.resource_name, action, {
-                    "status": "SUCCESS", "reason": "booted", "id": uuid.uuid4().hex[:8],
-                    "data": "corpus agent"})
+                # Each server of the handle's stack signals once, by its name: a signal
+                # again with the same id replaces it (as Heat's handle), so the agent
+                # played again and again never counts as more servers than there are.
+                servers = [r.resource_name for r in resources
+                           if r.resource_type == "OS::Nova::Server" and _stack_of(r) == owner]
+                for server in servers or ["agent"]:
+                    self._signal(owner, resource.resource_name, action, {
+                        "status": "SUCCESS", "reason": "booted", "id": server,
+                        "data": "corpus agent"})
 
     def _signal(self, owner, name, action, data):
         try:

@@ -56,6 +56,13 @@ resources:
     type: OS::Octavia::PoolMember
     properties: {pool: {get_resource: pool}, address: {get_attr: [web2, first_address]},
                  protocol_port: 80}
+  grouped:  # a member in a nested stack: the pool's show lists it too
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: 1
+      resource_def:
+        type: OS::Octavia::PoolMember
+        properties: {pool: {get_resource: pool}, address: 10.61.0.50, protocol_port: 80}
   policy:
     type: OS::Octavia::L7Policy
     properties: {listener: {get_resource: listener}, action: REJECT, position: 1}
@@ -67,6 +74,13 @@ outputs:
   vip: {value: {get_attr: [lb, vip_address]}}
   member_address: {value: {get_attr: [member1, address]}}
   web1: {value: {get_attr: [web1, first_address]}}
+  pool_members: {value: {get_attr: [pool, show, members]}}
+  net_subnets: {value: {get_attr: [net, subnets]}}
+"""
+MEMBER2 = """  member2:
+    type: OS::Octavia::PoolMember
+    properties: {pool: {get_resource: pool}, address: {get_attr: [web2, first_address]},
+                 protocol_port: 80}
 """
 
 
@@ -86,8 +100,14 @@ def test_a_load_balancer_with_a_pool_of_two_servers(hc, live_service):
     assert out["member_address"] == out["web1"]
     pool = cloud(live_service, f'print(json.dumps(c.object_get("pool", "{ids["pool"]}")))')
     assert pool["healthmonitor_id"] == ids["monitor"]
-    assert sorted(m["id"] for m in pool["members"]) == sorted([ids["member1"], ids["member2"]])
+    grouped = [r.physical_resource_id for r in hc.resources.list(ids["grouped"])]
+    assert sorted(m["id"] for m in pool["members"]) == \
+        sorted([ids["member1"], ids["member2"], *grouped])
     assert ids["member1"].startswith(f"{ids['pool']}/")
+    # The pool's show lists the members made after it, the network its subnet (Heat's
+    # get_attr reads them live: they are read again after each member's, subnet's action)
+    assert out["pool_members"] == pool["members"]
+    assert out["net_subnets"] == [ids["subnet"]]
 
     hc.stacks.update(stack_id, template=LOAD_BALANCER, parameters={"weight": 5})
     wait_stack(hc, stack_id, "UPDATE_COMPLETE")
@@ -101,6 +121,12 @@ try:
 except CloudError as e:
     print(json.dumps(str(e)))""")
     assert "it has children" in refused
+
+    hc.stacks.update(stack_id, template=LOAD_BALANCER.replace(MEMBER2, ""),
+                     parameters={"weight": 5})  # a member removed: the pool lists one
+    wait_stack(hc, stack_id, "UPDATE_COMPLETE")
+    out = {o["output_key"]: o.get("output_value") for o in hc.stacks.get(stack_id).outputs}
+    assert sorted(m["id"] for m in out["pool_members"]) == sorted([ids["member1"], *grouped])
 
     hc.stacks.delete(stack_id)
     wait_deleted(hc, stack_id)

@@ -335,7 +335,7 @@ parameters:
   tag: {type: string}
 resources:
   value: {type: OS::Heat::Value, properties: {value: {get_param: tag}}}
-  alarm_queue: {type: OS::Zaqar::Queue}
+  container: {type: OS::Zun::Container}
 """
 AUTOHEALING_GROUP = """
 heat_template_version: 2017-02-24
@@ -351,8 +351,8 @@ resources:
 
 def test_a_nested_templates_missing_service_is_refused_at_create_as_heat_refuses_it(hc):
     """Heat's create validates the nested stacks (``validate_nested_stack``): an
-    autohealing group whose member template holds a Zaqar queue is a 400 on a cloud
-    without Zaqar, naming the path. Heat's /validate does not look into them."""
+    autohealing group whose member template holds a Zun container is a 400 on a cloud
+    without Zun, naming the path. Heat's /validate does not look into them."""
     files = {"member.yaml": AUTOHEALING_MEMBER}
     hc.stacks.validate(template=AUTOHEALING_GROUP, files=files)
     name = f"s{uuid.uuid4().hex[:10]}"
@@ -362,7 +362,7 @@ def test_a_nested_templates_missing_service_is_refused_at_create_as_heat_refuses
     assert body["type"] == "StackValidationFailed"
     assert body["message"].startswith(
         "ResourceTypeUnavailable: resources.servers<nested_stack>.resources.m0<member.yaml>: "
-        "HEAT-E99001 Service zaqar is not available for resource type OS::Zaqar::Queue"), body
+        "HEAT-E99001 Service zun is not available for resource type OS::Zun::Container"), body
     assert not [s for s in hc.stacks.list() if s.stack_name == name]
 
     # A template resource's template with a type nobody has: Heat's path, nothing stored.
@@ -371,7 +371,7 @@ heat_template_version: 2017-02-24
 resources:
   direct: {type: member.yaml, properties: {tag: t}}
 """
-    unknown = {"member.yaml": AUTOHEALING_MEMBER.replace("OS::Zaqar::Queue", "My::Nothing")}
+    unknown = {"member.yaml": AUTOHEALING_MEMBER.replace("OS::Zun::Container", "My::Nothing")}
     with pytest.raises(heat_exc.HTTPBadRequest) as error:
         hc.stacks.create(stack_name=name, template=parent, files=unknown)
     assert error.value.error["error"]["message"] == (

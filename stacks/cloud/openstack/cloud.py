@@ -6,8 +6,8 @@ variables, as for OpenStack's own tools. Every call goes through
 ``stacks.cloud.openstack.calls`` (retries, the cloud's refusals as
 ``CloudError``); each service's calls are a module of this package
 (``compute``, ``image``, ``network``, ``identity``, ``block_storage``,
-``object_store``, ``key_manager``, ``quotas``), the generic objects of every
-kind ``objects``. This class holds what they share: the connection, the
+``object_store``, ``key_manager``, ``alarming``, ``quotas``), the generic objects
+of every kind ``objects``. This class holds what they share: the connection, the
 sessions of stack trusts, and the ids looked up by name.
 
 Every object this driver creates carries its ``creation_key`` (Nova metadata
@@ -24,12 +24,14 @@ from keystoneauth1 import exceptions as ksa_exceptions
 
 from heatweb.keystone import session_for_stack, session_for_user
 from stacks.cloud.driver import CloudDriver
+from stacks.cloud.openstack.alarming import AlarmingCalls
 from stacks.cloud.openstack.block_storage import BlockStorageCalls
 from stacks.cloud.openstack.calls import call
 from stacks.cloud.openstack.compute import ComputeCalls
 from stacks.cloud.openstack.identity import IdentityCalls
 from stacks.cloud.openstack.image import ImageCalls
 from stacks.cloud.openstack.key_manager import KeyManagerCalls
+from stacks.cloud.openstack.messaging import MessagingCalls
 from stacks.cloud.openstack.network import NetworkCalls
 from stacks.cloud.openstack.object_store import ObjectStoreCalls
 from stacks.cloud.openstack.objects import ObjectCalls
@@ -48,11 +50,11 @@ def _on_session(session):
         session=session, region_name=settings.HEATWEB.get("OS_REGION") or None))
 
 
-class OpenStackCloud(BlockStorageCalls, ObjectStoreCalls, KeyManagerCalls, NetworkCalls,
-                     IdentityCalls, QuotaCalls, ComputeCalls, ImageCalls, ObjectCalls,
-                     CloudDriver):
+class OpenStackCloud(BlockStorageCalls, ObjectStoreCalls, KeyManagerCalls, AlarmingCalls,
+                     MessagingCalls, NetworkCalls, IdentityCalls, QuotaCalls, ComputeCalls,
+                     ImageCalls, ObjectCalls, CloudDriver):
     """A real OpenStack cloud (Nova, Glance, Neutron, Keystone, Cinder, Swift, Barbican,
-    Octavia) through openstacksdk."""
+    Octavia, Aodh, Zaqar) through openstacksdk."""
 
     @property
     def parallel_calls(self):

@@ -88,7 +88,8 @@ OS_KINDS = {
 SDK_QUERY_NAMES = {"router:external": "is_router_external"}
 ACTION_KINDS = ("router_interface", "floating_ip_association", "role_assignment",
                 "group_membership", "qos_association", "volume_attachment", "container",
-                "secret", "order", "secret_container")
+                "secret", "order", "secret_container", "alarm", "queue",
+                "queue_subscription")
 
 
 class ObjectCalls:

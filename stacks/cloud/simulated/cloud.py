@@ -4,7 +4,7 @@
 driver is (``compute``: Nova's servers and kinds; ``image``: Glance;
 ``network``: Neutron; ``identity``: Keystone; ``quotas``; ``block_storage``:
 Cinder; ``object_store``: Swift; ``key_manager``: Barbican;
-``load_balancer``: Octavia; ``dns``: Designate), on ``objects`` (one ``SimObject`` row per
+``load_balancer``: Octavia; ``dns``: Designate; ``messaging``: Zaqar), on ``objects`` (one ``SimObject`` row per
 generic object). Here: the catalog it simulates, and faults.
 ``inject_fault`` makes a named operation fail.
 """
@@ -20,6 +20,7 @@ from stacks.cloud.simulated.identity import SimulatedKeystone
 from stacks.cloud.simulated.image import SimulatedGlance
 from stacks.cloud.simulated.key_manager import SimulatedBarbican
 from stacks.cloud.simulated.load_balancer import SimulatedOctavia
+from stacks.cloud.simulated.messaging import SimulatedZaqar
 from stacks.cloud.simulated.network import SimulatedNeutron
 from stacks.cloud.simulated.object_store import SimulatedSwift
 from stacks.cloud.simulated.objects import SimulatedObjects
@@ -28,12 +29,14 @@ from stacks.cloud.simulated.quotas import SimulatedQuotas
 
 class SimulatedCloud(SimulatedNova, SimulatedGlance, SimulatedNeutron, SimulatedKeystone,
                      SimulatedQuotas, SimulatedCinder, SimulatedSwift, SimulatedBarbican,
-                     SimulatedOctavia, SimulatedDesignate, SimulatedObjects, CloudDriver):
+                     SimulatedOctavia, SimulatedDesignate, SimulatedZaqar, SimulatedObjects,
+                     CloudDriver):
     """A cloud held in the database (simulated; no real machines)."""
 
     # The services it simulates (its catalog, as Heat's availability checks see it).
     SERVICES = ("compute", "image", "network", "identity", "orchestration", "block-storage",
-                "volumev3", "object-store", "key-manager", "load-balancer", "alarming", "dns")
+                "volumev3", "object-store", "key-manager", "load-balancer", "alarming", "dns",
+                "messaging")
 
     def has_service(self, service_type):
         return service_type in self.SERVICES

@@ -155,7 +155,7 @@ class SimulatedObjects:
     @staticmethod
     def sim_row_delete(row):
         # A deleted row keeps its id; ids named by the user (a key pair's name) are freed.
-        if row.kind in ("keypair", "flavor", "region"):
+        if row.kind in ("keypair", "flavor", "region", "queue"):
             SimObject.objects.filter(pk=row.pk).delete()
         else:
             SimObject.objects.filter(pk=row.pk).update(deleted_at=timezone.now())

@@ -196,7 +196,7 @@ def test_refs_name_other_objects_at_any_depth():
 
 @pytest.mark.parametrize("type_name,service,service_type", [
     ("OS::Mistral::Workflow", "mistral", "workflowv2"),
-    ("OS::Zaqar::Queue", "zaqar", "messaging"),
+    ("OS::Zaqar::MistralTrigger", "zaqar", "messaging"),
     ("OS::Magnum::ClusterTemplate", "magnum", "container-infra"),
     ("OS::Zun::Container", "zun", "container"),
     ("OS::Manila::Share", "manila", "sharev2"),
@@ -225,6 +225,17 @@ def test_designate_types_are_unavailable_on_a_cloud_without_dns(monkeypatch):
         assert str(raised.value) == (
             f"HEAT-E99001 Service designate is not available for resource type {type_name}, "
             f"reason: designate dns endpoint is not in service catalog.")
+
+
+def test_zaqar_types_are_unavailable_on_a_cloud_without_messaging(monkeypatch):
+    monkeypatch.setattr("stacks.resources.unavailable._in_catalog", lambda st: False)
+    for type_name in ("OS::Zaqar::Queue", "OS::Zaqar::SignedQueueURL",
+                      "OS::Zaqar::Subscription"):
+        with pytest.raises(ResourceTypeUnavailable) as raised:
+            check_extension(registry.get_plugin(type_name), type_name)
+        assert str(raised.value) == (
+            f"HEAT-E99001 Service zaqar is not available for resource type {type_name}, "
+            f"reason: zaqar messaging endpoint is not in service catalog.")
 
 
 def test_aodh_types_are_unavailable_on_a_cloud_without_alarming(monkeypatch):
