@@ -17,6 +17,9 @@ import pytest
 import requests
 
 from tests.openstack.keystone_support import Cloud as KeystoneCloud, keystone_service
+# The browser tests' session fixtures (Debian's chromium, the screenshots directory), once for
+# every module here: a session fixture imported by two modules would run twice.
+from tests.browser.conftest import browser, screenshot_dir  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.openstack
 

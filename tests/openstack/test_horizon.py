@@ -15,7 +15,7 @@ import uuid
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import browser, screenshot, screenshot_dir  # noqa: F401 - fixtures
+from tests.browser.conftest import screenshot
 from tests.conftest import ROOT
 from tests.openstack.keystone_support import CLOUD_BASE, Cloud, Heat, keystone_service
 
@@ -85,7 +85,7 @@ def api(request, tmp_path_factory, cloud):
 
 
 @pytest.fixture
-def page(browser, horizon, region, cloud):  # noqa: F811 - the browser fixture imported above
+def page(browser, horizon, region, cloud):
     """Horizon signed in as the demo member, on the Stacks panel."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=horizon)
     context.set_default_timeout(30_000)

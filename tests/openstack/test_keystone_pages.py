@@ -6,7 +6,7 @@ import openstack
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import browser, screenshot, screenshot_dir  # noqa: F401 - fixtures
+from tests.browser.conftest import screenshot
 from tests.openstack.keystone_support import Cloud, Heat, keystone_service
 
 pytestmark = [pytest.mark.openstack, pytest.mark.browser]
@@ -29,7 +29,7 @@ def service(request, tmp_path_factory):
 
 
 @pytest.fixture
-def page(browser, service):  # noqa: F811 - the browser fixture imported above
+def page(browser, service):
     context = browser.new_context(viewport={"width": 1000, "height": 700},
                                   base_url=service.url)
     context.set_default_timeout(20_000)
