@@ -6,16 +6,16 @@ tests/live/heat27) runs against the one-machine cloud; the demo member, with
 python-heatclient, makes two stacks in it: ``web`` (a network, subnet, router on
 an external network the test makes, a port, a server on it with a floating IP, a
 volume attached to the server, a software config deployed to the server, a hidden
-parameter, tags) and ``group`` (a ResourceGroup of two servers and a nested
-``OS::Heat::Stack`` holding a port). Heat is stopped, the cloud's objects counted
-with openstacksdk, and the stacks imported into heatweb in Keystone mode. Through
-heatclient against heatweb: every stack (nested ones too) shows Heat's status,
-outputs, resources with the same physical ids, and events; an update is refused
-until the member re-authorises (a Keystone trust of heatweb's is made); then the
-server's metadata is updated and the group scaled by one, ``web`` is locked at level
-``all`` (Nova's lock on the server) and unlocked, and both are deleted. The cloud's
-objects are counted after each step: nothing duplicated, nothing deleted before
-heatweb's own delete, nothing left after it.
+parameter, tags) and ``group`` (a network of its own, a ResourceGroup of two servers
+on it and a nested ``OS::Heat::Stack`` holding a port), both made at once. Heat is
+stopped, the cloud's objects counted with openstacksdk, and the stacks imported into
+heatweb in Keystone mode. Through heatclient against heatweb: every stack (nested
+ones too) shows Heat's status, outputs, resources with the same physical ids, and
+events; an update is refused until the member re-authorises (a Keystone trust of
+heatweb's is made); then the server's metadata is updated and the group scaled by
+one, ``web`` is locked at level ``all`` (Nova's lock on the server) and unlocked, and
+both are deleted. The cloud's objects are counted after each step: nothing
+duplicated, nothing deleted before heatweb's own delete, nothing left after it.
 """
 import json
 import os
@@ -94,16 +94,20 @@ def web_template(tag):
 def group_template(tag):
     return {
         "heat_template_version": "2021-04-16",
-        "parameters": {"net": {"type": "string"}, "count": {"type": "number", "default": 2}},
+        "parameters": {"count": {"type": "number", "default": 2}},
         "resources": {
-            "group": {"type": "OS::Heat::ResourceGroup", "properties": {
+            "net": {"type": "OS::Neutron::Net", "properties": {"name": f"{tag}-gnet"}},
+            "subnet": {"type": "OS::Neutron::Subnet", "properties": {
+                "name": f"{tag}-gsubnet", "network": {"get_resource": "net"},
+                "cidr": "10.82.0.0/24"}},
+            "group": {"depends_on": ["subnet"],"type": "OS::Heat::ResourceGroup", "properties": {
                 "count": {"get_param": "count"},
                 "resource_def": {"type": "OS::Nova::Server", "properties": {
                     "name": f"{tag}-worker-%index%", "image": "heatweb-tiny",
-                    "flavor": "m1.tiny", "networks": [{"network": {"get_param": "net"}}]}}}},
-            "sidecar": {"type": "OS::Heat::Stack", "properties": {
+                    "flavor": "m1.tiny", "networks": [{"network": {"get_resource": "net"}}]}}}},
+            "sidecar": {"type": "OS::Heat::Stack", "depends_on": ["subnet"], "properties": {
                 "template": json.dumps(PORT_CHILD),
-                "parameters": {"net": {"get_param": "net"}, "name": f"{tag}-sidecar-port"}}}},
+                "parameters": {"net": {"get_resource": "net"}, "name": f"{tag}-sidecar-port"}}}},
         "outputs": {"workers": {"value": {"get_attr": ["group", "refs"]}},
                     "sidecar": {"value": {"get_attr": ["sidecar", "outputs", "port"]}}}}
 
@@ -113,14 +117,14 @@ def group_template(tag):
 def census(admin_cloud, tag, public_id):
     """The ids of the cloud's objects of the test, by kind (each sorted)."""
     net = admin_cloud.network
-    nets = [n for n in net.networks() if n.name == f"{tag}-net"]
+    nets = [n for n in net.networks() if n.name in (f"{tag}-net", f"{tag}-gnet")]
     ports = [p.id for n in nets for p in net.ports(network_id=n.id)]
     ports += [p.id for p in net.ports(network_id=public_id)]  # gateway, floating IPs
     found = {
         "servers": [s.id for s in admin_cloud.compute.servers(all_projects=True)
                     if s.name.startswith(f"{tag}-")],
         "networks": [n.id for n in nets],
-        "subnets": [s.id for s in net.subnets() if s.name == f"{tag}-subnet"],
+        "subnets": [s.id for s in net.subnets() if s.name in (f"{tag}-subnet", f"{tag}-gsubnet")],
         "routers": [r.id for r in net.routers() if r.name == f"{tag}-router"],
         "ports": ports,
         "floating_ips": [f.id for f in net.ips(floating_network_id=public_id)],
@@ -165,9 +169,11 @@ def sweep(admin_cloud, tag, public_id, heat_records=()):
                      for r in net.routers() if r.name == f"{tag}-router"
                      for s in net.subnets()],
             lambda: [net.delete_router(r) for r in net.routers() if r.name == f"{tag}-router"],
-            lambda: [net.delete_port(p) for n in net.networks() if n.name == f"{tag}-net"
+            lambda: [net.delete_port(p) for n in net.networks()
+                     if n.name in (f"{tag}-net", f"{tag}-gnet")
                      for p in net.ports(network_id=n.id)],
-            lambda: [net.delete_network(n) for n in net.networks() if n.name == f"{tag}-net"],
+            lambda: [net.delete_network(n) for n in net.networks()
+                     if n.name in (f"{tag}-net", f"{tag}-gnet")],
             lambda: net.delete_network(public_id)):
         for _ in range(20):
             try:
@@ -222,10 +228,9 @@ def from_heat(tmp_path_factory, admin_cloud, cloud):
             web = heat.stacks.create(
                 stack_name=f"{tag}-web", template=web_template(tag), tags="from-heat,web",
                 parameters={"public_net": public.id, "db_password": "s3cret-pw"})["stack"]["id"]
-            web_stack = wait_stack(heat, web, "CREATE_COMPLETE")
-            net = {o["output_key"]: o["output_value"] for o in web_stack.outputs}["net"]
             group = heat.stacks.create(stack_name=f"{tag}-group", template=group_template(tag),
-                                       parameters={"net": net}, tags="from-heat")["stack"]["id"]
+                                       tags="from-heat")["stack"]["id"]
+            wait_stack(heat, web, "CREATE_COMPLETE")
             wait_stack(heat, group, "CREATE_COMPLETE")
             made.update(web=web, group=group, view={**heat_view(heat, web),
                                                    **heat_view(heat, group)})
@@ -246,9 +251,6 @@ def test_heatweb_carries_on_with_heats_stacks(request, tmp_path_factory, from_he
     tag, public, view = from_heat["tag"], from_heat["public"], from_heat["view"]
     web, group = from_heat["web"], from_heat["group"]
     before = census(admin_cloud, tag, public)
-    # Two stacks' worth: three servers, the web server's port, the sidecar's, two for
-    # the workers, DHCP's and the router's interface on the network; the gateway's and
-    # the floating IP's on the external network.
     assert (len(before["servers"]), len(before["floating_ips"]), len(before["volumes"]),
             len(before["attachments"])) == (3, 1, 1, 1), before
     heat_ids = {kind: sorted(pid for stack in view.values()
@@ -336,8 +338,8 @@ def test_heatweb_carries_on_with_heats_stacks(request, tmp_path_factory, from_he
 
     # heatweb deletes both; the cloud keeps nothing of them.
     heat.stacks.delete(group)
-    wait_for(lambda: _gone(heat, group), "the group stack's delete", timeout=240)
     heat.stacks.delete(web)
+    wait_for(lambda: _gone(heat, group), "the group stack's delete", timeout=240)
     wait_for(lambda: _gone(heat, web), "the web stack's delete", timeout=240)
     left = census(admin_cloud, tag, public)
     assert left == {kind: [] for kind in before}, left
