@@ -74,6 +74,14 @@ def web_template(tag):
             "fip": {"type": "OS::Neutron::FloatingIP", "depends_on": ["interface"],
                     "properties": {"floating_network": {"get_param": "public_net"},
                                    "port_id": {"get_resource": "port"}}},
+            "spare_port": {"type": "OS::Neutron::Port", "properties": {
+                "name": f"{tag}-spare-port", "network": {"get_resource": "net"},
+                "fixed_ips": [{"subnet": {"get_resource": "subnet"}}]}},
+            "spare_ip": {"type": "OS::Neutron::FloatingIP", "depends_on": ["interface"],
+                         "properties": {"floating_network": {"get_param": "public_net"}}},
+            "spare_association": {"type": "OS::Neutron::FloatingIPAssociation", "properties": {
+                "floatingip_id": {"get_resource": "spare_ip"},
+                "port_id": {"get_resource": "spare_port"}}},
             "volume": {"type": "OS::Cinder::Volume",
                        "properties": {"name": f"{tag}-vol", "size": 1}},
             "attachment": {"type": "OS::Cinder::VolumeAttachment", "properties": {
@@ -252,7 +260,10 @@ def test_heatweb_carries_on_with_heats_stacks(request, tmp_path_factory, from_he
     web, group = from_heat["web"], from_heat["group"]
     before = census(admin_cloud, tag, public)
     assert (len(before["servers"]), len(before["floating_ips"]), len(before["volumes"]),
-            len(before["attachments"])) == (3, 1, 1, 1), before
+            len(before["attachments"])) == (3, 2, 1, 1), before
+    associated = {f.id: f.port_id for f in admin_cloud.network.ips(floating_network_id=public)}
+    assert associated[view[web]["resources"]["spare_ip"][0]] == \
+        view[web]["resources"]["spare_port"][0]
     heat_ids = {kind: sorted(pid for stack in view.values()
                              for pid, _, rtype in stack["resources"].values()
                              if rtype == type_name)
@@ -282,6 +293,12 @@ def test_heatweb_carries_on_with_heats_stacks(request, tmp_path_factory, from_he
     assert census(admin_cloud, tag, public) == before  # the import only read
 
     # Every stack, nested ones too, as Heat showed it.
+    # Heat's floating IP association's physical id is its own row's id, naming nothing in
+    # the cloud: heatweb's is the floating IP's, as for the associations it makes.
+    spare = view[web]["resources"]["spare_association"]
+    assert spare[0].isdigit()
+    view[web]["resources"]["spare_association"] = \
+        (view[web]["resources"]["spare_ip"][0], *spare[1:])
     for stack_id, heat_saw in view.items():
         stack = heat.stacks.get(stack_id)
         assert (stack.stack_name, stack.stack_status) == (heat_saw["name"], heat_saw["status"])

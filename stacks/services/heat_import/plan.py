@@ -162,6 +162,7 @@ def _plan_stack(source, row, project):
                                f"Heat has not cleaned up the old one (let Heat converge it)")
         res["type"] = _resource_type(source, res, definition, env, files, row)
         res["properties"] = _as_validated(res, definition, env, files)
+        res["nova_instance"] = _physical_id(res)
         state = f"{res['action']}_{res['status']}"
         if state not in st.ALL_STATES:
             raise CannotImport(f"stack {row['name']}: resource {res['name']} is {state}")
@@ -194,6 +195,21 @@ def _resource_type(source, res, definition, env, files, row):
         raise CannotImport(f"stack {row['name']}: resource {res['name']}: "
                            f"{error.message}") from None
     return type_name
+
+
+# Types whose physical id in Heat names no cloud object (Heat's own row id): heatweb's is
+# the floating IP's id, from the properties (its drivers disassociate by it).
+ASSOCIATION_PROPERTY = {"OS::Neutron::FloatingIPAssociation": "floatingip_id",
+                        "OS::Nova::FloatingIPAssociation": "floating_ip"}
+
+
+def _physical_id(res):
+    """The physical id heatweb keeps for Heat's resource row: Heat's, but for a floating IP
+    association, whose id in Heat is the resource row's own (``resource_id_set(self.id)``)."""
+    key = ASSOCIATION_PROPERTY.get(res["type"])
+    if key and str(res["nova_instance"]) == str(res["id"]) and res["properties"].get(key):
+        return res["properties"][key]
+    return res["nova_instance"]
 
 
 def _as_validated(res, definition, env, files):

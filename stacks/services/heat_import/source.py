@@ -215,7 +215,11 @@ class HeatDatabase:
         return data
 
     def events(self, stack_id):
-        return self._rows("SELECT * FROM event WHERE stack_id = %s ORDER BY id", (stack_id,))
+        """In the order Heat lists them (its time, then its id): a convergence engine
+        writes an event's row after its time is taken, so ids alone are not that order.
+        heatweb lists a stack's events in the order they were stored."""
+        return self._rows("SELECT * FROM event WHERE stack_id = %s ORDER BY created_at, id",
+                          (stack_id,))
 
     # Software configs and deployments ------------------------------------------------
 
