@@ -106,13 +106,15 @@ def pytest_collection_modifyitems(config, items):
     """Tests marked ``openstack`` run in the openstack mode, and only they; the unit tests
     (no database, no broker, no service) and the browser tests (the pages: the same views
     over the same API, the database's differences covered by the API tests) run in the
-    embedded mode only: the distributed mode would run the same code again."""
+    embedded mode only: the distributed mode would run the same code again. The tests
+    marked ``embedded_only`` run there only too."""
     mode = os.environ.get("HEATWEB_TEST_MODE")
     keep, drop = [], []
     for item in items:
         wanted = (item.get_closest_marker("openstack") is not None) == (mode == "openstack")
-        if mode == "distributed" and {UNIT_TESTS, BROWSER_TESTS} & \
-                set(Path(str(item.fspath)).resolve().parents):
+        if mode == "distributed" and ({UNIT_TESTS, BROWSER_TESTS} &
+                                      set(Path(str(item.fspath)).resolve().parents) or
+                                      item.get_closest_marker("embedded_only") is not None):
             wanted = False
         (keep if wanted else drop).append(item)
     if drop:

@@ -17,7 +17,7 @@ import pytest
 from heatclient import exc as heat_exc
 
 from tests.live.door import Browser, set_password
-from tests.live.heat27.schema import ENCRYPTION_KEY, SERVER, HeatSchema
+from tests.live.heat27.schema import ENCRYPTION_KEY, MARIADB, SERVER, HeatSchema
 from tests.live.test_stack_lifecycle import wait_deleted, wait_stack
 
 pytestmark = pytest.mark.live
@@ -54,9 +54,11 @@ def _id():
     return str(uuid.uuid4())
 
 
-def _spec(project_id, suffix):
+def _spec(project_id, suffix, ids=(CONFIG_ID, DERIVED_ID, DEPLOYMENT_ID)):
     """The Heat stacks of the test: one importable tree (with a nested stack) and one
-    stack per bad input."""
+    stack per bad input (``ids``: of the software config, its derived config and the
+    deployment)."""
+    config_id, derived_id, deployment_id = ids
     app, child = _id(), _id()
     ok = {"id": app, "root": app, "name": f"imp-app-{suffix}", "tenant": project_id,
           "username": f"alice-{suffix}", "template": APP,
@@ -69,10 +71,10 @@ def _spec(project_id, suffix):
               {"name": "rnd", "physical_id": f"imp-app-{suffix}-rnd-x1",
                "properties": {"length": 8}, "attributes": {"value": "Zq8Lm2Pa"},
                "data": {"value": ["Zq8Lm2Pa", True]}},
-              {"name": "cfg", "physical_id": CONFIG_ID,
+              {"name": "cfg", "physical_id": config_id,
                "properties": {"group": "script", "config": "echo hi"}},
-              {"name": "dep", "physical_id": DEPLOYMENT_ID, "requires": ["cfg"],
-               "properties": {"config": CONFIG_ID, "server": "srv-1",
+              {"name": "dep", "physical_id": deployment_id, "requires": ["cfg"],
+               "properties": {"config": config_id, "server": "srv-1",
                               "signal_transport": "NO_SIGNAL"}},
               {"name": "child", "physical_id": child, "requires": ["v"],
                "data": {"nested_stack_id": [child, False]}}],
@@ -83,15 +85,15 @@ def _spec(project_id, suffix):
                       "resource_status": "COMPLETE", "resource_type": "OS::Heat::Value",
                       "physical_resource_id": "v-phys",
                       "resource_status_reason": "state changed"}],
-          "software_configs": [{"id": CONFIG_ID, "name": "cfg", "group": "script",
+          "software_configs": [{"id": config_id, "name": "cfg", "group": "script",
                                 "config": {"config": "echo hi", "inputs": [], "outputs": [],
                                            "options": {}}},
-                               {"id": DERIVED_ID, "name": f"imp-app-{suffix}-dep-x2",
+                               {"id": derived_id, "name": f"imp-app-{suffix}-dep-x2",
                                 "group": "script",
                                 "config": {"config": "echo hi", "options": {}, "outputs": [],
                                            "inputs": [{"name": "deploy_server_id",
                                                        "type": "String", "value": "srv-1"}]}}],
-          "software_deployments": [{"id": DEPLOYMENT_ID, "config_id": DERIVED_ID,
+          "software_deployments": [{"id": deployment_id, "config_id": derived_id,
                                     "server_id": "srv-1", "input_values": {"a": 1},
                                     "output_values": {"result": "done"}, "action": "CREATE",
                                     "status": "COMPLETE", "status_reason": "Outputs received"}]}
@@ -297,3 +299,36 @@ def test_the_stack_page_offers_the_consent_and_gives_it(live_service, imported):
     assert 'id="action-reauthorise"' not in page.text
     hc.stacks.delete(late)
     wait_deleted(hc, late)
+
+
+@pytest.mark.embedded_only  # the source's database is what differs, not heatweb's
+def test_a_heat_database_on_mariadb_is_imported(live_service):
+    """Heat 27's schema made by ``heat-manage db_sync`` on MariaDB and rows written by
+    Heat's DB API there: the same tree imports as from PostgreSQL (read with PyMySQL)."""
+    schema = HeatSchema(f"heatweb_import_maria_{live_service.port}", mariadb=True).create()
+    try:
+        assert schema.url.startswith(MARIADB)
+        suffix = uuid.uuid4().hex[:6]
+        project = f"heatmaria-{suffix}"
+        alice = live_service.issue_token(f"alice-{suffix}", project)
+        config, derived, deployment = _id(), _id(), _id()
+        spec = _spec(alice["project_id"], suffix, ids=(config, derived, deployment))
+        schema.store(spec)
+        done = live_service.manage("import_heat", "--heat-database", schema.url,
+                                   "--auth-encryption-key", ENCRYPTION_KEY, "--project", project)
+        assert done.returncode == 0, done.stderr
+        assert "imported: 1, skip: 4" in done.stdout, done.stdout
+        assert "stack imp-busy-%s is UPDATE_IN_PROGRESS in Heat" % suffix in done.stdout
+        hc, app = _client(alice), spec[0]
+        stack = hc.stacks.get(app["id"])
+        assert (stack.stack_status, stack.tags) == ("CREATE_COMPLETE", ["from-heat", "prod"])
+        assert stack.parameters["pw"] == "******"
+        assert {o["output_key"]: o["output_value"] for o in stack.outputs} == {"size": "small"}
+        assert {r.resource_name: r.physical_resource_id for r in hc.resources.list(app["id"])} \
+            == {r["name"]: r["physical_id"] for r in app["resources"]}
+        assert hc.resources.get(app["id"], "rnd").attributes["value"] == "Zq8Lm2Pa"
+        assert hc.stacks.get(spec[1]["id"]).parent == app["id"]
+        assert hc.software_deployments.get(deployment).output_values == {"result": "done"}
+        assert len(list(hc.events.list(app["id"]))) == 2
+    finally:
+        schema.drop()

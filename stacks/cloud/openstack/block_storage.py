@@ -6,7 +6,8 @@ differ: a volume made from an image named by name, resized (``extend``, also
 while attached), retyped and made read-only by Cinder's actions; a volume
 type's extra specs changed key by key; a type's encryption read by its type;
 QoS specs associated with a type; a volume attached to a server through Nova
-(``os-volume_attachments``: id ``<server id>/<volume id>``).
+(``os-volume_attachments``: id ``<server id>/<volume id>``; Heat's, the volume's id,
+of a stack imported from Heat, is read too).
 """
 from stacks.cloud.driver import CloudNotFound
 from stacks.cloud.openstack.calls import call, gone, raise_for
@@ -149,8 +150,21 @@ class BlockStorageCalls:
         call(self.conn.compute.create_volume_attachment, server, volume_id=volume, **extra)
         return f"{server}/{volume}"
 
+    def _attachment_ends(self, object_id):
+        """``(server, volume)`` of an attachment id: heatweb's ``<server>/<volume>``, or
+        Heat's, the volume's id alone (a stack imported from Heat keeps it): its server
+        is the one Cinder says the volume is attached to (None when it is not)."""
+        server, sep, volume = str(object_id).partition("/")
+        if sep:
+            return server, volume
+        found = gone(self.conn.block_storage.get_volume, object_id)
+        servers = [a.get("server_id") for a in (found.attachments or [])] if found else []
+        return (servers[0] if servers else None), object_id
+
     def _os_get_volume_attachment(self, object_id):
-        server, _, volume = str(object_id).partition("/")
+        server, volume = self._attachment_ends(object_id)
+        if server is None:
+            return None
         found = gone(self.conn.compute.get_volume_attachment, server, volume)
         if found is None:
             return None
@@ -158,7 +172,9 @@ class BlockStorageCalls:
                 "device": found.device}
 
     def _os_delete_volume_attachment(self, object_id):
-        server, _, volume = str(object_id).partition("/")
+        server, volume = self._attachment_ends(object_id)
+        if server is None:
+            return None
         try:
             call(self.conn.compute.delete_volume_attachment, server, volume)
         except CloudNotFound:

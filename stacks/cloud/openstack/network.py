@@ -3,7 +3,8 @@
 A security group's ``rules`` replace its rules; a trunk's sub-ports are
 added and removed by Neutron's own calls; a router's extra routes change
 atomically where Neutron can (``extraroute-atomic``); a router interface is
-the router's ``add_router_interface`` (its id: the interface's port); a
+the router's ``add_router_interface`` (its id: the interface's port; Heat's id,
+``<router>:subnet_id=<subnet>``, of a stack imported from Heat, is read too); a
 floating IP association is the floating IP's ``port_id``.
 """
 from stacks.cloud.driver import CloudNotFound
@@ -89,7 +90,27 @@ class NetworkCalls:
                        subnet=fields.get("subnet_id"), port=fields.get("port_id"))
         return answer["port_id"]
 
+    def _heat_interface_port(self, object_id):
+        """The port of a router interface Heat made, by Heat's physical id:
+        ``<router>:subnet_id=<subnet>`` or ``<router>:port_id=<port>`` (a stack
+        imported from Heat keeps it); None when the router has no such interface.
+        Any other id is heatweb's own: the interface's port."""
+        router_id, sep, rest = str(object_id).partition(":")
+        key, _, value = rest.partition("=")
+        if not sep or key not in ("subnet_id", "port_id"):
+            return object_id
+        if key == "port_id":
+            return value
+        for port in self.conn.network.ports(device_id=router_id):
+            if (port.device_owner or "").startswith(ROUTER_INTERFACE) and \
+                    any(ip.get("subnet_id") == value for ip in port.fixed_ips or []):
+                return port.id
+        return None
+
     def _os_get_router_interface(self, port_id):
+        port_id = self._heat_interface_port(port_id)
+        if port_id is None:
+            return None
         port = gone(self.conn.network.get_port, port_id)
         if port is None or not (port.device_owner or "").startswith(ROUTER_INTERFACE):
             return None
@@ -102,7 +123,7 @@ class NetworkCalls:
         if interface is not None:
             try:
                 call(self.conn.network.remove_interface_from_router, interface["router_id"],
-                      port=port_id)
+                      port=interface["port_id"])
             except CloudNotFound:
                 pass
 

@@ -55,6 +55,22 @@ class TreePlan:
         return self.root["name"]
 
 
+def adopt_remote_stacks(rows, source):
+    """Heat's ``OS::Heat::Stack`` makes its stack a root stack of its own (a "remote"
+    stack, reached through Heat's API) held by the resource only by its physical id;
+    here it is a nested stack. Such a root row of the same project as the stack that
+    holds it gets that stack as its owner, so it is imported under it, never alone."""
+    by_id = {r["id"]: r for r in rows}
+    roots = [r["id"] for r in rows if not r["owner_id"]]
+    for stack_id, (holder, resource) in source.holders(roots).items():
+        row, parent = by_id.get(stack_id), by_id.get(holder)
+        if row is None or parent is None or holder == stack_id or \
+                row["tenant"] != parent["tenant"]:
+            continue
+        row["owner_id"], row["parent_resource_name"] = holder, resource
+    return rows
+
+
 def trees(rows):
     """``(roots, children by parent id)`` of the stack rows."""
     children = {}
@@ -67,7 +83,7 @@ def trees(rows):
 def plan_import(source, *, projects=()):
     """A ``TreePlan`` per root stack of Heat's database (``source``: a HeatDatabase),
     limited to ``projects`` (ids or names) when given."""
-    rows = source.stacks()
+    rows = adopt_remote_stacks(source.stacks(), source)
     roots, children = trees(rows)
     wanted = set(projects)
     known = {p.pk: p for p in Project.objects.filter(pk__in={r["tenant"] for r in roots})}
@@ -145,6 +161,8 @@ def _plan_stack(source, row, project):
             raise CannotImport(f"stack {row['name']}: resource {res['name']} was replaced and "
                                f"Heat has not cleaned up the old one (let Heat converge it)")
         res["type"] = _resource_type(source, res, definition, env, files, row)
+        res["properties"] = _as_validated(res, definition, env, files)
+        res["nova_instance"] = _physical_id(res)
         state = f"{res['action']}_{res['status']}"
         if state not in st.ALL_STATES:
             raise CannotImport(f"stack {row['name']}: resource {res['name']} is {state}")
@@ -177,6 +195,38 @@ def _resource_type(source, res, definition, env, files, row):
         raise CannotImport(f"stack {row['name']}: resource {res['name']}: "
                            f"{error.message}") from None
     return type_name
+
+
+# Types whose physical id in Heat names no cloud object (Heat's own row id): heatweb's is
+# the floating IP's id, from the properties (its drivers disassociate by it).
+ASSOCIATION_PROPERTY = {"OS::Neutron::FloatingIPAssociation": "floatingip_id",
+                        "OS::Nova::FloatingIPAssociation": "floating_ip"}
+
+
+def _physical_id(res):
+    """The physical id heatweb keeps for Heat's resource row: Heat's, but for a floating IP
+    association, whose id in Heat is the resource row's own (``resource_id_set(self.id)``)."""
+    key = ASSOCIATION_PROPERTY.get(res["type"])
+    if key and str(res["nova_instance"]) == str(res["id"]) and res["properties"].get(key):
+        return res["properties"][key]
+    return res["nova_instance"]
+
+
+def _as_validated(res, definition, env, files):
+    """Heat's stored properties as heatweb's engine stores them: Heat keeps only the
+    values the template gave (resolved); the engine keeps them typed, with the schema's
+    defaults, and compares an update's properties with them. Stored as Heat had them,
+    every default would read as a change (a subnet's ``ip_version``: a replacement)."""
+    cls = definition.plugins.get(res["name"])
+    if cls is None or cls.type_name != res["type"]:
+        try:
+            cls = plugin_class_for_type(res["type"], env, files)
+        except HeatError:
+            return res["properties"]
+    try:
+        return cls.validate_properties(dict(res["properties"] or {}), resource_name=res["name"])
+    except HeatError:  # kept as Heat stored it: an update then compares with that
+        return res["properties"]
 
 
 def _check_nested(stacks, by_id):

@@ -144,6 +144,18 @@ class HeatDatabase:
             "WHERE s.deleted_at IS NULL AND NOT (s.action = 'DELETE' AND s.status = 'COMPLETE') "
             "AND (s.backup IS NULL OR s.backup = %s) ORDER BY s.created_at, s.id", (False,))
 
+    def holders(self, stack_ids):
+        """``{stack id: (holding stack id, resource name)}``: the live resources whose
+        physical id is one of ``stack_ids`` (Heat's OS::Heat::Stack makes its stack as a
+        root stack of its own, held by the resource only through its physical id)."""
+        if not stack_ids:
+            return {}
+        marks = ", ".join(["%s"] * len(stack_ids))
+        return {r["nova_instance"]: (r["stack_id"], r["name"]) for r in self._rows(
+            f"SELECT stack_id, name, nova_instance FROM resource WHERE nova_instance IN "
+            f"({marks}) AND NOT (action = 'DELETE' AND status = 'COMPLETE')",
+            tuple(stack_ids))}
+
     def raw_template(self, template_id):
         """``(template, files, environment)`` of a raw template, hidden values decrypted."""
         row = self._rows("SELECT * FROM raw_template WHERE id = %s", (template_id,))
@@ -203,7 +215,11 @@ class HeatDatabase:
         return data
 
     def events(self, stack_id):
-        return self._rows("SELECT * FROM event WHERE stack_id = %s ORDER BY id", (stack_id,))
+        """In the order Heat lists them (its time, then its id): a convergence engine
+        writes an event's row after its time is taken, so ids alone are not that order.
+        heatweb lists a stack's events in the order they were stored."""
+        return self._rows("SELECT * FROM event WHERE stack_id = %s ORDER BY created_at, id",
+                          (stack_id,))
 
     # Software configs and deployments ------------------------------------------------
 
