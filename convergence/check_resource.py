@@ -366,9 +366,14 @@ def _finish(ctx, res, *, plugin, props, pending, keep_attributes):
 def _describe_again(ctx, res, plugin):
     """The resources of the project holding objects this one's action changed the cloud's
     description of (``changes_objects``, ``shown_in``: a member and its pool, in this
-    stack or another of its tree) have their stored attributes read again, as Heat's
-    get_attr reads them live. Only a row no engine holds is written; a failed read
-    leaves the old attributes (best effort, as attributes are)."""
+    stack or another of its tree) have their ``show`` attribute read again: Heat resolves
+    ``show`` live on every read (its cache mode is none), while the other attributes
+    keep the values stored at the holder's own action (Heat's cached ones: a volume
+    stays ``available`` as made, though attached since). Not while the stack itself is
+    being deleted (the holders go too). Only a row no engine holds is written; a failed
+    read leaves the old value (best effort, as attributes are)."""
+    if ctx.stack.action == "DELETE":
+        return
     objects = ownership.described_objects(type(plugin), plugin.properties)
     if not objects:
         return
@@ -376,15 +381,15 @@ def _describe_again(ctx, res, plugin):
         {res.pk}
     for row in Resource.objects.filter(pk__in=holders, replaced_by__isnull=True,
                                        engine_id__isnull=True):
-        if not has_type(row.type):
+        if not has_type(row.type) or "show" not in (row.attributes_data or {}):
             continue
         try:
-            attributes = plugin_for(ctx, row, cls=get_plugin(row.type)).attributes()
+            shown = plugin_for(ctx, row, cls=get_plugin(row.type)).get_attribute("show")
         except Exception:  # noqa: BLE001 - attributes are best effort, as in Heat
-            log.exception("attributes of %s after %s", row.name, res.name)
+            log.exception("show of %s after %s", row.name, res.name)
             continue
         Resource.objects.filter(pk=row.pk, engine_id__isnull=True) \
-            .update(attributes_data=attributes)
+            .update(attributes_data={**row.attributes_data, "show": shown})
 
 
 def _left_alone(plugin, action):

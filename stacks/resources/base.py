@@ -131,8 +131,8 @@ class ResourcePlugin:
     # ``{property: kind}``: objects whose description this resource's existence changes
     # though it does not change them (a subnet is listed by its network). With
     # ``changes_objects``: after this resource's create, update or delete, the resources
-    # of the project holding such objects have their stored attributes read again (a
-    # pool's ``show`` lists the members made after it, as Heat's live get_attr does).
+    # of the project holding such objects have their ``show`` attribute read again (a
+    # pool's ``show`` lists the members made after it: Heat reads ``show`` live).
     shown_in = {}
 
     @classmethod

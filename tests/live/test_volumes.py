@@ -91,7 +91,9 @@ def test_boot_from_volume_attach_resize_lock_and_delete(hc, live_service):
     assert cloud(live_service, f"""print(json.dumps(
     c.object_get("qos_association", "{ids['qos']}/{ids['vtype']}")["volume_type_id"]))""") == \
         ids["vtype"]
-    [boot] = out["server_volumes"]
+    # the server's show is read live, as Heat reads it: the boot volume and the attached one
+    assert ids["data"] in {v["id"] for v in out["server_volumes"]}
+    [boot] = [v for v in out["server_volumes"] if v["id"] != ids["data"]]
     assert boot["delete_on_termination"] is True
     boot_id = boot["id"]
 

@@ -1,5 +1,6 @@
 """Octavia's types on the real cloud (Octavia with noop amphora, compute and network
-drivers): a load balancer with a pool of two servers behind a health monitor, checked
+drivers): a load balancer with a pool of two servers (and a group's member) behind a
+health monitor, checked
 in Octavia with openstacksdk and gone after delete. The noop network driver makes no
 Neutron port for the VIP and operating statuses stay OFFLINE: a test cannot see
 traffic, only Octavia's records of it."""
@@ -29,7 +30,12 @@ def test_a_load_balancer_with_a_pool_of_two_servers_in_octavia(member, cloud):
     members = {m.address: m for m in lbaas.members(ids["pool"])}
     servers = [cloud.compute.get_server(ids[name]) for name in ("web1", "web2")]
     addresses = {a["addr"] for s in servers for net in s.addresses.values() for a in net}
-    assert set(members) == addresses and len(members) == 2
+    # the two servers' and the one of the group's member (a nested stack)
+    assert set(members) == addresses | {"10.61.0.50"} and len(members) == 3
+    # the pool's show, read again after the members (in this stack and the nested one)
+    shown = {o["output_key"]: o["output_value"] for o in heat.stacks.get(stack_id).outputs}
+    assert sorted(m["id"] for m in shown["pool_members"]) == \
+        sorted(m.id for m in members.values())
     assert lbaas.get_health_monitor(ids["monitor"]).url_path == "/health"
     [rule] = list(lbaas.l7_rules(ids["policy"]))
     assert (rule.type, rule.rule_value) == ("PATH", "/admin")
