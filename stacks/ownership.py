@@ -22,6 +22,7 @@ per cloud, kind and physical id:
 import re
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from heatweb.exceptions import Conflict, EntityNotFound, StackLocked
 from heatweb.tokens import is_cloud_admin
@@ -202,34 +203,36 @@ def _values(value):
         yield str(value)
 
 
+def _named_objects(mapping, properties):
+    """``[(kind, value)]`` of the objects ``properties`` name by ``{property: kind}``."""
+    return [(kind, value) for prop, kind in (mapping or {}).items()
+            for value in _values((properties or {}).get(prop))]
+
+
 def changed_objects(plugin_cls, properties):
     """``[(kind, value)]``: the objects of other resources a resource of this class changes
     by existing (``changes_objects``: property name -> kind), with their given names or ids."""
-    found = []
-    for prop, kind in (getattr(plugin_cls, "changes_objects", None) or {}).items():
-        found.extend((kind, value) for value in _values((properties or {}).get(prop)))
-    return found
+    return _named_objects(getattr(plugin_cls, "changes_objects", None), properties)
 
 
 def described_objects(plugin_cls, properties):
     """``[(kind, value)]``: the objects whose description a resource of this class changes
     by existing: those it changes (``changes_objects``) and those listing it
     (``shown_in``: property name -> kind; a subnet is listed by its network)."""
-    found = changed_objects(plugin_cls, properties)
-    for prop, kind in (getattr(plugin_cls, "shown_in", None) or {}).items():
-        found.extend((kind, value) for value in _values((properties or {}).get(prop)))
-    return found
+    return changed_objects(plugin_cls, properties) + \
+        _named_objects(getattr(plugin_cls, "shown_in", None), properties)
 
 
 def holders_in_project(objects, *, project_id):
     """Ids of the resources, in stacks of ``project_id``, holding any of ``objects``
     (``[(kind, physical id)]``) in the configured cloud."""
-    found = set()
+    if not objects:
+        return set()
+    wanted = Q()
     for kind, value in objects:
-        found.update(CloudHold.objects.filter(
-            cloud=_cloud_of(kind), kind=kind, physical_id=value,
-            stack__project_id=project_id).values_list("resource_id", flat=True))
-    return found
+        wanted |= Q(cloud=_cloud_of(kind), kind=kind, physical_id=value)
+    return set(CloudHold.objects.filter(wanted, stack__project_id=project_id)
+               .values_list("resource_id", flat=True))
 
 
 def _holds_of(cloud, kind, value, *, cloud_driver):
