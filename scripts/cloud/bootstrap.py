@@ -42,6 +42,9 @@ IMAGE_NAME = "heatweb-tiny"
 GUEST_IMAGE_NAME = "heatweb-guest"
 # The same with python3 and heatweb's in-instance agent (BASE/guests/agent-image).
 AGENT_GUEST_IMAGE_NAME = "heatweb-agent-guest"
+# The full Debian guest: a disk of Debian bookworm (systemd, cloud-init, heatweb's agent;
+# BASE/guests/debian-image), each server's an overlay of it.
+DEBIAN_GUEST_IMAGE_NAME = "heatweb-debian-guest"
 # DevStack's external network and its subnet (Neutron records, no host address). Its
 # subnet is in 127.0.0.0/8, not DevStack's 172.24.4.0/24: test traffic goes to loopback
 # addresses only, and heat-tempest-plugin's scenario tests ping a server's floating IP
@@ -75,6 +78,42 @@ def ensure_user(idn, name, *, password, project, roles):
     return user
 
 
+def ensure_service(idn, name, service_type, url, *, moved=False):
+    """The catalog entry ``name`` of ``service_type``, its three endpoints at ``url``;
+    ``moved``: an endpoint at another URL (a cloud brought up before with another port) is
+    deleted first. Looks before it creates."""
+    service = (next((s for s in idn.services() if s.name == name), None)
+               or idn.create_service(name=name, type=service_type))
+    for endpoint in idn.endpoints(service_id=service.id) if moved else ():
+        if endpoint.url != url:
+            idn.delete_endpoint(endpoint)
+    have = {e.interface for e in idn.endpoints(service_id=service.id)}
+    for interface in {"public", "internal", "admin"} - have:
+        idn.create_endpoint(service_id=service.id, interface=interface, url=url,
+                            region_id="RegionOne")
+    return service
+
+
+def register_service(conn, *, user, name, service_type, url, password):
+    """A service with a venv of its own (service.py: Aodh, Designate, Gnocchi, Mistral): its user, with
+    the admin and service roles in ``service``, and its catalog entry at ``url``."""
+    idn = conn.identity
+    service_project = ensure_project(idn, "service", "OpenStack service users")
+    ensure_user(idn, user, password=password, project=service_project,
+                roles=("admin", "service"))
+    ensure_service(idn, name, service_type, url, moved=True)
+
+
+def check_health(conn, name, service_type, path):
+    """One authenticated GET of ``path`` on the service's public endpoint; exit 1 unless
+    it answers 200."""
+    response = conn.session.get(path, endpoint_filter={
+        "service_type": service_type, "interface": "public"}, raise_exc=False)
+    if response.status_code != 200:
+        sys.exit(f"unhealthy: {name}: GET {path} answered {response.status_code} "
+                 f"{response.text[:200]}")
+
+
 def catalog(conn, password):
     idn = conn.identity
     service_project = ensure_project(idn, "service", "OpenStack service users")
@@ -82,12 +121,7 @@ def catalog(conn, password):
         ensure_user(idn, name, password=password, project=service_project,
                     roles=("admin", "service"))
     for name, (service_type, url) in SERVICES.items():
-        service = (next((s for s in idn.services() if s.name == name), None)
-                   or idn.create_service(name=name, type=service_type))
-        have = {e.interface for e in idn.endpoints(service_id=service.id)}
-        for interface in {"public", "internal", "admin"} - have:
-            idn.create_endpoint(service_id=service.id, interface=interface, url=url,
-                                region_id="RegionOne")
+        ensure_service(idn, name, service_type, url)
 
 
 def wait_compute(conn, timeout, after=None):
@@ -131,6 +165,12 @@ def seed(conn, password):
             data=b"heatweb agent guest: BASE/guests/agent-image\n",
             disk_format="raw", container_format="bare", visibility="public",
             img_config_drive="mandatory", os_distro="busybox")
+    if not conn.image.find_image(DEBIAN_GUEST_IMAGE_NAME):
+        conn.image.create_image(
+            name=DEBIAN_GUEST_IMAGE_NAME,
+            data=b"heatweb Debian guest: BASE/guests/debian-image\n",
+            disk_format="raw", container_format="bare", visibility="public",
+            img_config_drive="mandatory", os_distro="debian", os_version="12")
     ensure_public_network(conn)
     idn = conn.identity
     projects = {name: ensure_project(idn, name, f"heatweb test project {name}")

@@ -2,7 +2,7 @@
 # after configs.sh (auth_section). Needs BASE, V, PW, PG, MY, RABBIT, DB_*, VH_CINDER.
 
 write_cinder_conf() {
-    mkdir -p "$BASE/etc/cinder" "$BASE/cinder-state"
+    mkdir -p "$BASE/etc/cinder" "$BASE/cinder-state/volumes" "$BASE/cinder-backups"
     cp "$BASE/venv/etc/cinder/api-paste.ini" "$BASE/venv/etc/cinder/resource_filters.json" \
         "$BASE/etc/cinder/"
     cat > "$BASE/etc/cinder/cinder.conf" <<EOF
@@ -18,6 +18,12 @@ api_paste_config = $BASE/etc/cinder/api-paste.ini
 resource_query_filters_file = $BASE/etc/cinder/resource_filters.json
 graceful_shutdown_timeout = 5
 osapi_volume_workers = 1
+# cinder-backup: the POSIX driver into BASE/cinder-backups; 32 MiB chunks (the default is
+# ~1.9 GB, read into memory at once), all-zero chunks skipped, no compression
+backup_driver = cinder.backup.drivers.posix.PosixBackupDriver
+backup_posix_path = $BASE/cinder-backups
+backup_file_size = 33554432
+backup_compression_algorithm = none
 [database]
 connection = $PG/$DB_CINDER
 [keystone_authtoken]
@@ -34,6 +40,12 @@ $(auth_section nova)
 lock_path = $BASE/locks
 [oslo_messaging_notifications]
 driver = noop
+# os-brick and Cinder run privileged calls through privsep: every process here is root,
+# so its helper is started directly (the default goes through sudo and rootwrap)
+[privsep_osbrick]
+helper_command = $V/privsep-helper --config-file $BASE/etc/cinder/cinder.conf --privsep_context os_brick.privileged.default
+[privsep]
+helper_command = $V/privsep-helper --config-file $BASE/etc/cinder/cinder.conf --privsep_context cinder.privsep.sys_admin_pctxt
 [key_manager]
 backend = cinder.keymgr.conf_key_mgr.ConfKeyManager
 fixed_key = $(printf '0%.0s' $(seq 64))
@@ -198,7 +210,9 @@ connection = $MY/$DB_OCTAVIA?charset=utf8mb4
 [controller_worker]
 amphora_driver = amphora_noop_driver
 compute_driver = compute_noop_driver
-network_driver = network_noop_driver
+# the noop network driver, answering a real subnet's Neutron network (test fixture
+# scripts/cloud/octavia_fake: the noop one fails deleting a member that names a subnet)
+network_driver = heatweb_noop_network_driver
 volume_driver = volume_noop_driver
 image_driver = image_noop_driver
 loadbalancer_topology = SINGLE
@@ -235,6 +249,9 @@ www_authenticate_uri = http://127.0.0.1:5000
 $(auth_section octavia)
 [service_auth]
 $(auth_section octavia)
+[neutron]
+$(auth_section octavia)
+valid_interfaces = public
 EOF
     printf '[DEFAULT]\nlog_file = octavia-api.log\n' > "$BASE/etc/octavia/octavia-api.conf"
     printf 'import sys\n\nsys.argv = [sys.argv[0], "--config-file", "%s", "--config-file", "%s"]\nfrom octavia.wsgi.api import application  # noqa: E402,F401\n' \

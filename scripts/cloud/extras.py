@@ -6,7 +6,7 @@ Run in the cloud's virtualenv by ``scripts/cloud/extras-up``:
   (admin and service roles in ``service``), Barbican's ``creator`` role, and the
   catalog entries: ``block-storage`` (Cinder v3), ``object-store`` (Swift),
   ``key-manager`` (Barbican), ``load-balancer`` (Octavia).
-* ``wait``: until cinder-scheduler and cinder-volume report up.
+* ``wait``: until cinder-scheduler, cinder-volume and cinder-backup report up.
 * ``health``: one authenticated call per extra service; exit 1 when one fails.
 
 Looks before it creates: running it twice changes nothing.
@@ -48,7 +48,7 @@ def wait_volume(conn, timeout):
     while time.monotonic() < deadline:
         up = {s.binary for s in conn.block_storage.services()
               if s.state == "up" and s.status == "enabled"}
-        if {"cinder-scheduler", "cinder-volume"} <= up:
+        if {"cinder-scheduler", "cinder-volume", "cinder-backup"} <= up:
             return
         time.sleep(0.5)
     sys.exit(f"cinder services not all up after {timeout}s: up are {sorted(up)}")

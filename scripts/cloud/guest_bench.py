@@ -1,4 +1,6 @@
-"""Boot-to-signal seconds of N busybox guests at once (``scripts/cloud/guest-bench``).
+"""Boot-to-signal seconds of N guests at once (``scripts/cloud/guest-bench``): busybox
+guests by default, ``--image heatweb-debian-guest`` for the full Debian guest (its
+user_data run by cloud-init).
 
 Runs in the cloud's venv. A listener on 127.0.0.1 (its port appended to
 ``BASE/guests/host-ports``, so the guest driver forwards it) records when each
@@ -57,8 +59,8 @@ def qemu_left(ids):
     return left
 
 
-def run(conn, sink, net, count, timeout):
-    image = conn.image.find_image("heatweb-guest")
+def run(conn, sink, net, count, timeout, image_name):
+    image = conn.image.find_image(image_name)
     flavor = conn.compute.find_flavor("m1.tiny")
     tag = uuid.uuid4().hex[:6]
     names = [f"bench{tag}-{n}" for n in range(count)]
@@ -79,9 +81,10 @@ def run(conn, sink, net, count, timeout):
     while qemu_left(ids) or any(conn.compute.find_server(i) for i in ids):
         time.sleep(1)
     if len(got) < count:
-        return f"{count:3d} guests: only {len(got)} signalled within {timeout} s"
-    return (f"{count:3d} guests: first {got[0]:5.1f} s, median {statistics.median(got):5.1f} s,"
-            f" last {got[-1]:5.1f} s; load average {load_before[0]:.1f} before,"
+        return f"{count:3d} {image_name}: only {len(got)} signalled within {timeout} s"
+    return (f"{count:3d} {image_name}: first {got[0]:5.1f} s,"
+            f" median {statistics.median(got):5.1f} s, last {got[-1]:5.1f} s;"
+            f" load average {load_before[0]:.1f} before,"
             f" {load_after[0]:.1f} at the last signal")
 
 
@@ -89,6 +92,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cloud", required=True)
     parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--image", default="heatweb-guest")
     parser.add_argument("counts", nargs="+", type=int)
     args = parser.parse_args()
     os.environ["OS_CLIENT_CONFIG_FILE"] = f"{args.cloud}/clouds.yaml"
@@ -100,7 +104,7 @@ def main():
     conn.network.create_subnet(network_id=net.id, ip_version=4, cidr="10.48.0.0/24")
     try:
         for count in args.counts:
-            print(run(conn, sink, net, count, args.timeout), flush=True)
+            print(run(conn, sink, net, count, args.timeout, args.image), flush=True)
     finally:
         conn.network.delete_network(net.id)
 

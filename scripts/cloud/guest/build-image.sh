@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/cloud/guest/build-image.sh BASE [busybox|agent]: a guest of the one-machine
+# scripts/cloud/guest/build-image.sh BASE [busybox|agent|debian]: a guest of the one-machine
 # cloud, built from Debian's packages and cached under BASE/guests (called by
 # scripts/cloud-up for both kinds).
 #
@@ -17,6 +17,8 @@
 # heatweb's own in-instance agent (softwareconfig/agent: heatweb_agent.py and its
 # hooks) with ./agent-start, which init runs to start the agent from the config drive.
 # KEY hashes those packages' versions and the agent's files too.
+# The debian kind (a debootstrap disk booted with this kernel and initramfs) is
+# ./build-debian.sh's.
 # Installs the host packages it and the guest driver need when one is missing
 # (qemu-system-x86 qemu-utils busybox-static genisoimage cpio socat curl).
 set -euo pipefail
@@ -26,9 +28,10 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 AGENT_SRC=$(realpath "$HERE/../../../softwareconfig/agent")
 PY_PKGS=(python3.11-minimal libpython3.11-minimal libpython3.11-stdlib)
 case $KIND in
+    debian) exec "$HERE/build-debian.sh" "$BASE" ;;
     busybox) PREFIX=image ;;
     agent) PREFIX=agent-image ;;
-    *) echo "usage: $0 BASE [busybox|agent]" >&2; exit 2 ;;
+    *) echo "usage: $0 BASE [busybox|agent|debian]" >&2; exit 2 ;;
 esac
 G=$BASE/guests
 mkdir -p "$G"
@@ -43,9 +46,12 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
     say "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >"$G/apt.log" 2>&1 \
-        || { $sudo apt-get update -q >>"$G/apt.log" 2>&1 \
-             && $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$G/apt.log" 2>&1; } \
+    # Another apt on the host (a second checkout's build beside this one) is waited for,
+    # not a failure.
+    APT_LOCK=(-o DPkg::Lock::Timeout=300)
+    $sudo apt-get "${APT_LOCK[@]}" install -y -q --no-install-recommends "${missing[@]}" >"$G/apt.log" 2>&1 \
+        || { $sudo apt-get "${APT_LOCK[@]}" update -q >>"$G/apt.log" 2>&1 \
+             && $sudo apt-get "${APT_LOCK[@]}" install -y -q --no-install-recommends "${missing[@]}" >>"$G/apt.log" 2>&1; } \
         || { tail -20 "$G/apt.log" >&2; say "apt-get install ${missing[*]} failed"; exit 1; }
 fi
 

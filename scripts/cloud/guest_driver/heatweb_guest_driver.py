@@ -10,16 +10,27 @@ scripts/cloud/guest/build-image.sh, which reads Nova's config drive and runs a
 shell ``user_data``. A server of ``[heatweb_guest] agent_image_name``
 (``heatweb-agent-guest``) boots the agent kind of that image (``agent_initrd``:
 the same plus python3 and heatweb's in-instance agent, started from the config
-drive) with ``agent_memory_mb``.
+drive) with ``agent_memory_mb``. A server of ``[heatweb_guest] debian_image_name``
+(``heatweb-debian-guest``) boots the full Debian guest: the same kernel and initramfs,
+whose init switches to the systemd of a disk, the server's own qcow2 overlay of
+``debian_disk`` (systemd, cloud-init reading the config drive, heatweb's agent).
 
 The guest's only NIC is QEMU user-mode networking with ``restrict=on``: no packet
 leaves QEMU except through the forwards given here, each ``guestfwd`` running
 ``socat STDIO TCP:127.0.0.1:PORT`` on the host for one guest connection. Inside
-the guest, init relays ``127.0.0.1:PORT`` to those forwards, so the cloud's URLs
+the guest, init (the Debian guest: a systemd unit running socat) relays
+``127.0.0.1:PORT`` to those forwards, so the cloud's URLs
 (``http://127.0.0.1:PORT/...``) work unchanged. The forwarded ports are Keystone's
 and ``[heatweb_guest] ports``, plus those listed in ``host_ports_file`` when the
 guest starts (a heatweb test service appends its random port there). No bridge,
-tap or NAT network, and nothing listens on the host for a guest.
+tap or NAT network. The one way in: a floating IP (an address of the cloud's loopback
+``public`` subnet, 127.42.0.0/24) associated with a guest's port gets a QEMU
+``hostfwd`` from ``FLOATING_IP:PORT`` on the host to the guest's ``PORT`` for each of
+``[heatweb_guest] floating_ip_ports`` (22): a thread polls Neutron for the floating IPs
+of the running guests' ports every ``floating_ip_poll`` seconds and adds or removes
+the forwards through each QEMU's QMP socket (``hostfwd_add`` / ``hostfwd_remove``), so
+an SSH to the floating IP reaches the guest's sshd as on a real cloud. Forwards bind
+loopback addresses only: no other host address ever listens for a guest.
 
 TCG boots are CPU-bound, so at most ``max_booting`` guests boot at once: spawn
 holds one of that many file locks until the guest's init reaches its config
@@ -35,6 +46,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -75,13 +87,30 @@ OPTS = [
     cfg.StrOpt("agent_initrd", help="The agent guest's initramfs (none: no agent guests)."),
     cfg.IntOpt("agent_memory_mb", default=256,
                help="Agent guest memory (its initramfs, with python3, is unpacked into RAM)."),
+    cfg.StrOpt("debian_image_name", default="heatweb-debian-guest",
+               help="Servers booted from the Glance image of this name run the full Debian "
+                    "guest (systemd, cloud-init, heatweb's agent) from a disk."),
+    cfg.StrOpt("debian_disk", help="The Debian guest's base disk (root.qcow2; none: no "
+                                   "Debian guests). Each server's disk is an overlay of it."),
+    cfg.IntOpt("debian_memory_mb", default=512, help="Debian guest memory."),
+    cfg.IntOpt("debian_boot_timeout", default=300,
+               help="Seconds a booting Debian guest holds its slot at most."),
+    cfg.ListOpt("floating_ip_ports", default=["22"],
+                help="Guest TCP ports a floating IP of the guest's port forwards "
+                     "(FLOATING_IP:PORT on the host to the guest's PORT)."),
+    cfg.IntOpt("floating_ip_poll", default=2,
+               help="Seconds between two polls of Neutron for the running guests' "
+                    "floating IPs (0: no floating IP forwards)."),
 ]
 CONF.register_opts(OPTS, group="heatweb_guest")
 
 GUEST_FWD_IP = "10.0.2.100"  # inside the guest's slirp network only
-# init's console lines once the CPU-heavy part (kernel, modules, DHCP) is over
-BOOTED_MARKS = (b"config drive", b"no config drive found")
-FAILED_MARKS = (b"Kernel panic", b"end Kernel panic")
+# init's console lines once the CPU-heavy part (kernel, modules, DHCP) is over; the
+# Debian guest's once cloud-init's last stage is (its heatweb-guest-ready unit)
+BOOTED_MARKS = {"busybox": (b"config drive", b"no config drive found"),
+                "debian": (b"]: booted, cloud-init",)}
+FAILED_MARKS = (b"Kernel panic", b"end Kernel panic", b"cannot mount /dev/vda")
+LOOPBACK_PREFIX = "127."  # the only floating IP addresses a forward may bind
 
 
 def host_ports():
@@ -138,6 +167,7 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
         super().__init__(virtapi, read_only)
         self._processes = {}  # uuid -> Popen of this nova-compute's guests
         self._lock = threading.Lock()
+        self._forwards = {}  # uuid -> {floating IP address: [host forward specs]}
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -173,7 +203,8 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
             cdb.make_drive(path)
 
     def _kind(self, instance):
-        """``agent`` for a server of the agent image (spawn wrote it down), else ``busybox``."""
+        """``agent`` or ``debian`` for a server of those images (spawn wrote it down),
+        else ``busybox``."""
         try:
             with open(os.path.join(self._dir(instance), "instance.json")) as f:
                 return json.load(f).get("kind", "busybox")
@@ -182,9 +213,16 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
 
     def _argv(self, instance, ports):
         conf, d = CONF.heatweb_guest, self._dir(instance)
-        initrd, memory_mb = conf.initrd, conf.memory_mb
-        if self._kind(instance) == "agent":
+        kind = self._kind(instance)
+        initrd, memory_mb, disks, append = conf.initrd, conf.memory_mb, [], ""
+        if kind == "agent":
             initrd, memory_mb = conf.agent_initrd, conf.agent_memory_mb
+        elif kind == "debian":
+            # The busybox init loads the virtio modules and switches to the disk's
+            # systemd; the disk is the first virtio drive (/dev/vda), the config drive
+            # the second.
+            memory_mb, append = conf.debian_memory_mb, " guest.root=/dev/vda"
+            disks = ["-drive", f"file={os.path.join(d, 'disk.qcow2')},if=virtio,format=qcow2"]
         net = "user,id=n0,restrict=on,net=10.0.2.0/24,host=10.0.2.2"
         for port in ports:
             net += (f",guestfwd=tcp:{GUEST_FWD_IP}:{port}"
@@ -192,19 +230,22 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
         with open(os.path.join(d, "mac")) as f:
             mac = f.read().strip()
         nic = "virtio-net-pci,netdev=n0" + (f",mac={mac}" if mac else "")
+        tb_size = 64 if kind == "debian" else 32
         accel = (["-accel", "kvm", "-cpu", "host"] if conf.accel == "kvm"
-                 else ["-accel", "tcg,tb-size=32", "-cpu", "max"])
+                 else ["-accel", f"tcg,tb-size={tb_size}", "-cpu", "max"])
         fwd = ",".join(str(p) for p in ports)
         return ["qemu-system-x86_64", *accel, "-m", str(max(128, memory_mb)), "-smp", "1",
                 "-nodefaults", "-no-user-config", "-name", instance.uuid, "-display", "none",
                 "-no-reboot", "-kernel", conf.kernel, "-initrd", initrd,
-                "-append", f"console=ttyS0 quiet panic=-1 guest.fwd={fwd}",
-                "-drive", f"file={os.path.join(d, 'disk.config')},if=virtio,format=raw,"
+                "-append", f"console=ttyS0 quiet panic=-1 guest.fwd={fwd}{append}",
+                *disks, "-drive", f"file={os.path.join(d, 'disk.config')},if=virtio,format=raw,"
                           "readonly=on",
                 "-netdev", net, "-device", nic,
                 # append=on: a reboot's console follows the last boot's, as a serial log
                 "-chardev", f"file,id=s0,append=on,path={os.path.join(d, 'console.log')}",
                 "-serial", "chardev:s0",
+                # the floating IP forwards are added and removed here (hostfwd_add)
+                "-qmp", f"unix:{os.path.join(d, 'qmp.sock')},server=on,wait=off",
                 "-pidfile", os.path.join(d, "qemu.pid")]
 
     def _console(self, instance):
@@ -218,6 +259,10 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
         """Start the guest and wait (in a boot slot) until its init reached the config drive."""
         d = self._dir(instance)
         seen = len(self._console(instance))  # the marks of this boot, not of an earlier one
+        kind = self._kind(instance)
+        booted = BOOTED_MARKS.get(kind, BOOTED_MARKS["busybox"])
+        timeout = (CONF.heatweb_guest.debian_boot_timeout if kind == "debian"
+                   else CONF.heatweb_guest.boot_timeout)
         with BootSlot(self._state, CONF.heatweb_guest.max_booting):
             ports = host_ports()
             # Not -daemonize: the guest stays in nova-compute's process group (cloud-down
@@ -227,16 +272,19 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
                                         stdout=subprocess.DEVNULL, stderr=err)
             with self._lock:
                 self._processes[instance.uuid] = proc
+                self._forwards[instance.uuid] = {}  # a new QEMU has none yet
             LOG.info("guest started: pid %s, host ports %s", proc.pid, ports, instance=instance)
-            deadline = time.monotonic() + CONF.heatweb_guest.boot_timeout
+            deadline = time.monotonic() + timeout
             while time.monotonic() < deadline and proc.poll() is None:
                 out = self._console(instance)[seen:]
-                if any(m in out for m in BOOTED_MARKS + FAILED_MARKS):
+                if any(m in out for m in booted + FAILED_MARKS):
                     break
                 time.sleep(0.2)
 
     def _stop(self, instance, timeout=10):
-        proc = self._processes.pop(instance.uuid, None)
+        with self._lock:
+            proc = self._processes.pop(instance.uuid, None)
+            self._forwards.pop(instance.uuid, None)
         pid = proc.pid if proc is not None and proc.poll() is None else self._pid(instance)
         if not pid:
             return
@@ -259,6 +307,68 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
         if proc is not None:
             proc.wait()
 
+    # ------------------------------------------------------------------ floating IPs
+    def _poll_floating_ips(self):
+        """Forever (a daemon thread): the running guests' forwards follow Neutron's
+        floating IPs of their ports."""
+        interval = CONF.heatweb_guest.floating_ip_poll
+        while True:
+            time.sleep(interval)
+            try:
+                self._sync_floating_ips()
+            except Exception:  # noqa: BLE001 - Neutron down, a token: try again
+                LOG.warning("floating IP forwards: poll failed", exc_info=True)
+
+    def _sync_floating_ips(self):
+        with self._lock:
+            running = {uuid: proc for uuid, proc in self._processes.items()
+                       if proc.poll() is None}
+        if not running:
+            return
+        from nova import context as nova_context
+        from nova.network import neutron
+        client = neutron.get_client(nova_context.get_admin_context(), admin=True)
+        # The ports of now (an interface attached since the boot counts too).
+        port_guest = {port["id"]: port["device_id"] for port in client.list_ports(
+            device_id=sorted(running), fields=["id", "device_id"])["ports"]}
+        fips = [] if not port_guest else client.list_floatingips(
+            port_id=sorted(port_guest),
+            fields=["floating_ip_address", "port_id"])["floatingips"]
+        wanted = {uuid: set() for uuid in running}
+        for fip in fips:
+            address = fip.get("floating_ip_address") or ""
+            if fip.get("port_id") in port_guest and address.startswith(LOOPBACK_PREFIX):
+                wanted[port_guest[fip["port_id"]]].add(address)
+        for uuid, addresses in wanted.items():
+            self._apply_forwards(uuid, addresses)
+
+    def _apply_forwards(self, uuid, addresses):
+        """Add the forwards of new addresses, remove those of addresses gone."""
+        with self._lock:
+            have = self._forwards.get(uuid)
+            if have is None or uuid not in self._processes:
+                return  # stopped meanwhile
+            have = dict(have)
+        sock = os.path.join(self._state, uuid, "qmp.sock")
+        ports = [int(p) for p in CONF.heatweb_guest.floating_ip_ports if str(p).isdigit()]
+        for address in sorted(set(have) - addresses):
+            for spec in have.pop(address):
+                _qmp_hmp(sock, f"hostfwd_remove n0 {spec}")
+            LOG.info("guest %s: floating IP %s forwards removed", uuid, address)
+        for address in sorted(addresses - set(have)):
+            have[address] = []
+            for port in ports:
+                spec = f"tcp:{address}:{port}"
+                error = _qmp_hmp(sock, f"hostfwd_add n0 {spec}-:{port}")
+                if error:
+                    LOG.warning("guest %s: forward %s refused: %s", uuid, spec, error)
+                else:
+                    have[address].append(spec)
+            LOG.info("guest %s: floating IP %s forwards %s", uuid, address, have[address])
+        with self._lock:
+            if uuid in self._forwards:
+                self._forwards[uuid] = have
+
     def _set_state(self, instance, state):
         if instance.uuid in self.instances:
             self.instances[instance.uuid].state = state
@@ -274,6 +384,9 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
     def init_host(self, host):
         super().init_host(host)
         os.makedirs(self._state, exist_ok=True)
+        if CONF.heatweb_guest.floating_ip_poll > 0:
+            threading.Thread(target=self._poll_floating_ips, name="floating-ip-forwards",
+                             daemon=True).start()
         # FakeDriver forgets its instances on a restart, so the guests of an earlier
         # nova-compute are killed (by their pidfiles: only ours) and their state removed.
         for name in os.listdir(self._state):
@@ -304,10 +417,18 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
             kind = "busybox"
         elif name == conf.agent_image_name and conf.agent_initrd:
             kind = "agent"
+        elif name == conf.debian_image_name and conf.debian_disk:
+            kind = "debian"
         else:
             return
         d = self._dir(instance)
         os.makedirs(d, exist_ok=True)
+        if kind == "debian":
+            # The server's own disk: an overlay of the base as it is now (its real path:
+            # a rebuilt image does not change the disks of servers made before it).
+            subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2",
+                            "-b", os.path.realpath(conf.debian_disk),
+                            os.path.join(d, "disk.qcow2")], check=True, capture_output=True)
         mac = next((vif["address"] for vif in network_info or [] if vif.get("address")), "")
         with open(os.path.join(d, "mac"), "w") as f:
             f.write(mac)
@@ -391,6 +512,31 @@ class GuestDriver(fake.FakeDriverWithoutFakeNodes):
         if not self._is_guest(instance):
             return super().get_console_output(context, instance)
         return self._console(instance)[-100000:]
+
+
+def _qmp_hmp(sock_path, command_line, timeout=5):
+    """Run one human monitor command through QEMU's QMP socket: what it answered ('' for
+    a hostfwd_add that worked), or the error."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(sock_path)
+            f = s.makefile("rwb")
+            f.readline()  # the greeting
+            for request in ({"execute": "qmp_capabilities"},
+                            {"execute": "human-monitor-command",
+                             "arguments": {"command-line": command_line}}):
+                f.write(json.dumps(request).encode() + b"\n")
+                f.flush()
+                while True:  # events may come before the answer
+                    answer = json.loads(f.readline() or b'{"error": "closed"}')
+                    if "event" not in answer:
+                        break
+                if "error" in answer:
+                    return str(answer["error"])
+            return (answer.get("return") or "").strip()
+    except (OSError, ValueError) as e:
+        return f"QMP {sock_path}: {e}"
 
 
 def _alive(pid):
