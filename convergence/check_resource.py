@@ -9,16 +9,16 @@ polled again by a delayed task, never by sleeping.
 """
 import logging
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from django.db import connections, transaction
+from django.db import transaction
 from django_fsm import TransitionNotAllowed
 
 from convergence import waiting
 from convergence.breakpoints import pause_after
 from convergence.engines import engine_alive, engine_id
-from convergence.rows import INCREMENT, row_update
+from convergence.row_saves import RowSave, saves_flush
+from convergence.rows import INCREMENT, row_update, rows_update
 from convergence.takeover import lock_break, resume_waiting
 from heatweb.exceptions import HeatError
 from stacks import ownership
@@ -57,9 +57,17 @@ def _lock_and_begin(ctx, res, *, action, plugin):
     ``cookie`` key), so if this engine dies a live one runs the node again;
     a create also stores its creation key before the plugin calls the cloud.
     """
+    where, values = _lock_terms(ctx, res, action=action, plugin=plugin)
+    updated = row_update(Resource, where, values)
+    if updated:
+        _locked(res, values)
+    return bool(updated)
+
+
+def _lock_terms(ctx, res, *, action, plugin):
+    """The lock's compare-and-swap, ``(where, values)``, after the state's transition."""
     if action not in STATELESS_ACTIONS:
         getattr(res, f"begin_{action.lower()}")()
-    me = engine_id()
     running = {"action": action, "entity": ctx.node, "traversal": ctx.traversal_id,
                "input": ctx.node_input or {}}
     fields = {}
@@ -67,13 +75,14 @@ def _lock_and_begin(ctx, res, *, action, plugin):
         plugin.creation_key_reused = CREATION_KEY in plugin.data
         plugin.data.setdefault(CREATION_KEY, uuid.uuid4().hex)
         fields["plugin_data"] = plugin.data
-    updated = row_update(
-        Resource, {"id": res.pk, "engine_id": None, "atomic_key": res.atomic_key},
-        {"engine_id": me, "atomic_key": res.atomic_key + 1, "state": res.state,
-         "status_reason": "state changed", "action_cookie": running, **fields})
-    if updated:
-        res.engine_id, res.atomic_key, res.action_cookie = me, res.atomic_key + 1, running
-    return bool(updated)
+    return ({"id": res.pk, "engine_id": None, "atomic_key": res.atomic_key},
+            {"engine_id": engine_id(), "atomic_key": res.atomic_key + 1, "state": res.state,
+             "status_reason": "state changed", "action_cookie": running, **fields})
+
+
+def _locked(res, values):
+    res.engine_id, res.atomic_key = values["engine_id"], values["atomic_key"]
+    res.action_cookie = values["action_cookie"]
 
 
 def locked_elsewhere(res):
@@ -101,14 +110,24 @@ def locked_elsewhere(res):
 DESCRIBING_ACTIONS = ("CREATE", "UPDATE", "DELETE", "ADOPT")
 
 
-def _save_and_unlock(res, **extra):
+def _save_and_unlock(ctx, res, *, release=False):
+    """Save the resource's result and unlock it; ``release``: its owner records go too
+    (its delete completed). With the batch's saves when there are (``ctx.saves``)."""
     fields = dict(state=res.state, status_reason=res.status_reason, engine_id=None,
                   atomic_key=INCREMENT, action_cookie=None,
                   physical_resource_id=res.physical_resource_id, plugin_data=res.plugin_data,
                   properties_data=res.properties_data, attributes_data=res.attributes_data,
                   requires=res.requires, template_id=res.template_id,
-                  rsrc_metadata=res.rsrc_metadata, **extra)
-    if not row_update(Resource, {"id": res.pk, "engine_id": res.engine_id}, fields):
+                  rsrc_metadata=res.rsrc_metadata)
+    where = {"id": res.pk, "engine_id": res.engine_id}
+    if ctx is not None and ctx.saves is not None:
+        ctx.saves.append(RowSave(res, where, fields, release=release,
+                                 lost=lambda: _save_after_lock_broken(res, fields)))
+        res.engine_id = None
+        return
+    if release:
+        ownership.holds_release(res)
+    if not row_update(Resource, where, fields):
         _save_after_lock_broken(res, fields)
     res.engine_id = None
 
@@ -139,19 +158,28 @@ def _save_after_lock_broken(res, fields):
                 physical_id)
 
 
+def _held(res, action):
+    """Another engine is working on the resource (as last read)."""
+    return res.engine_id is not None or (res.status == st.IN_PROGRESS and action not in
+                                         STATELESS_ACTIONS)
+
+
+def _invalid_state(res, action):
+    return Outcome("failed", reason=(
+        f"Resource {action} failed: Error: resources.{res.name}: "
+        f"State {res.state} invalid for {action.lower()}"))
+
+
 def _begin(ctx, res, *, action, plugin):
     """Lock the resource and begin ``action`` (its IN_PROGRESS event): None, or the
     Outcome that says why not."""
-    if res.engine_id is not None or (res.status == st.IN_PROGRESS and action not in
-                                      STATELESS_ACTIONS):
+    if _held(res, action):
         return locked_elsewhere(res)  # another engine is working on it
     try:
         if not _lock_and_begin(ctx, res, action=action, plugin=plugin):
             return locked_elsewhere(res)
     except TransitionNotAllowed:
-        return Outcome("failed", reason=(
-            f"Resource {action} failed: Error: resources.{res.name}: "
-            f"State {res.state} invalid for {action.lower()}"))
+        return _invalid_state(res, action)
     ctx.events.add(resource_event(res, "state changed", action=action))
     return None
 
@@ -169,26 +197,82 @@ def metadata_update(ctx, res, *, plugin, pending):
 
 
 def action_start(ctx, res, *, action, plugin, props=None, pending=None, args=()):
+    started = Started(res, action, plugin, args, props, pending or {}, ctx.node,
+                      ctx.node_input)
+    if ctx.locks is not None:
+        return _lock_later(ctx, started)
     refused = _begin(ctx, res, action=action, plugin=plugin)
     if refused is not None:
         return refused
+    return _locked_start(ctx, started)
+
+
+def _lock_later(ctx, started):
+    """In a batch (``ctx.locks``): the lock is taken with the batch's others (``locks_run``)."""
+    res, action = started.res, started.action
+    if _held(res, action) or any(other.res.pk == res.pk for other, _, _ in ctx.locks):
+        return locked_elsewhere(res)
+    try:
+        where, values = _lock_terms(ctx, res, action=action, plugin=started.plugin)
+    except TransitionNotAllowed:
+        return _invalid_state(res, action)
+    ctx.locks.append((started, where, values))
+    return Outcome("locking")
+
+
+def locks_run(ctx):
+    """Take the locks of the batch's actions (``ctx.locks``) in one statement, then start
+    each action whose lock was taken; one another engine took meanwhile is met as a
+    single node meets it (``locked_elsewhere``). Returns ``[(started, outcome), ...]``.
+
+    Each row keeps its own compare-and-swap (``engine_id`` NULL and its
+    ``atomic_key`` as read), so two engines never both hold it; only the round
+    trips are shared.
+    """
+    batch, ctx.locks[:] = list(ctx.locks), []
+    if not batch:
+        return []
+    taken = rows_update(Resource, [(where, values) for _, where, values in batch])
+    results = []
+    for started, _, values in batch:
+        res = started.res
+        ctx.node, ctx.node_input = started.entity, started.node_input
+        if res.pk not in taken:
+            results.append((started, locked_elsewhere(res)))
+            continue
+        _locked(res, values)
+        ctx.events.add(resource_event(res, "state changed", action=started.action))
+        try:
+            outcome = _locked_start(ctx, started)
+        except HeatError as error:  # as the node's own run fails it, now that it is locked
+            outcome = action_fail(ctx, res, action=started.action, error=error)
+        results.append((started, outcome))
+    return results
+
+
+def _locked_start(ctx, started):
+    """The locked resource's action: its plugin's ``handle_<action>`` (now, or beside the
+    batch's others), after the ownership checks."""
+    res, action, plugin, props = started.res, started.action, started.plugin, started.props
     locked = ownership.action_change_refusal(
         res, plugin, action=action, stack=ctx.stack,
         properties=props if props is not None else res.properties_data)
     if locked is not None:  # it would change an object a stack locked at level all holds
         return action_fail(ctx, res, action=action, error=locked)
-    if action == "DELETE" and not ownership.holds_object(res, type(plugin)):
+    if action == "DELETE" and not ownership.holds_object(
+            res, type(plugin), batch=getattr(ctx, "batch_holds", None)):
         # The object is not this resource's: the engine deletes only through its holder.
         ctx.events.add(resource_event(
             res, f"{res.physical_resource_id} is not held by this resource: left in place",
             action="DELETE"))
-        return action_finish(ctx, res, plugin=plugin, props=None, pending=pending or {})
-    started = Started(res, action, plugin, args, props, pending or {}, ctx.node)
+        return action_finish(ctx, res, plugin=plugin, props=None, pending=started.pending)
+    if "metadata" in started.pending:
+        plugin.metadata = started.pending["metadata"]
     if ctx.handles is not None and plugin.cloud_calls_only:
         ctx.handles.append(started)  # called beside the batch's others (handles_run)
         return Outcome("checking")
-    cookie, error = _handle(started)
-    return _handled(ctx, started, cookie=cookie, error=error)
+    cookie, error = plugin_handle(started)
+    return handled(ctx, started, cookie=cookie, error=error)
 
 
 @dataclass
@@ -202,9 +286,10 @@ class Started:
     props: dict | None
     pending: dict
     entity: list
+    node_input: dict | None = None
 
 
-def _handle(started):
+def plugin_handle(started):
     """The plugin's ``handle_<action>``: ``(cookie, None)``, or ``(None, error)``."""
     try:
         return getattr(started.plugin, f"handle_{started.action.lower()}")(*started.args), None
@@ -212,7 +297,7 @@ def _handle(started):
         return None, error
 
 
-def _handled(ctx, started, *, cookie, error):
+def handled(ctx, started, *, cookie, error):
     res, action = started.res, started.action
     if error is not None:
         return action_fail(ctx, res, action=action, error=error)
@@ -221,57 +306,6 @@ def _handled(ctx, started, *, cookie, error):
         return Outcome("checking")
     return action_check(ctx, res, action=action, plugin=started.plugin, cookie=cookie,
                         props=started.props, pending=started.pending, entity=started.entity)
-
-
-def _handle_in_thread(started):
-    try:
-        return _handle(started)
-    finally:
-        connections.close_all()  # this thread's own, should a plugin have opened one
-
-
-def handles_run(ctx):
-    """Call the batch's deferred ``handle_<action>``s side by side, then go on with each.
-
-    Only for a cloud whose calls are round trips (the driver's
-    ``parallel_calls`` > 1) and plugins that call nothing but the cloud in
-    them: every resource is already locked, with its creation key stored,
-    so a crash here leaves what any crash after a cloud call leaves.
-    Returns ``[(started, outcome), ...]``.
-    """
-    batch, ctx.handles[:] = list(ctx.handles), []
-    if not batch:
-        return []
-    with ThreadPoolExecutor(max_workers=min(len(batch), ctx.parallel_calls)) as pool:
-        results = list(pool.map(_handle_in_thread, batch))
-    return [(started, _handled(ctx, started, cookie=cookie, error=error))
-            for started, (cookie, error) in zip(batch, results)]
-
-
-def first_checks_run(ctx):
-    """Look at the batch's new waits with one list call per kind, then check each.
-
-    Returns ``[(started, outcome), ...]``: each is done, failed or waiting
-    (a Waiter row, as if it had been checked alone). Where the list call
-    fails, the plugin asks the cloud itself, as it would have.
-    """
-    checks, ctx.first_checks[:] = list(ctx.first_checks), []
-    if not checks:
-        return []
-    seen = waiting.observe(ctx.plugin_context.cloud, [
-        (cookie["await"]["kind"], cookie["await"]["id"]) for _, cookie in checks])
-    results = []
-    # One commit for the batch's waits: a crash before it leaves each resource
-    # locked with its creation key, as a crash right after its cloud call would.
-    with transaction.atomic():
-        for started, cookie in checks:
-            target = cookie["await"]
-            status, listed = seen.get((target["kind"], target["id"]), (None, None))
-            results.append((started, action_check(
-                ctx, started.res, action=started.action, plugin=started.plugin,
-                cookie=waiting.with_observed(cookie, status, listed),
-                props=started.props, pending=started.pending, entity=started.entity)))
-    return results
 
 
 def action_check(ctx, res, *, action, plugin, cookie, props, pending, entity=None):
@@ -298,16 +332,32 @@ def _wait(ctx, res, *, action, plugin, cookie, props, pending, entity):
     reason = plugin.waiting_reason(cookie)
     fields = {"action_cookie": res.action_cookie, "physical_resource_id": plugin.physical_id or "",
               "plugin_data": plugin.data, **({"status_reason": reason} if reason else {})}
-    with transaction.atomic():  # the physical id and its owner record together
-        if ownership.holds_changed(res, plugin):
-            ownership.hold_take(res, type(plugin), plugin.physical_id)
-        saved = row_update(Resource, {"id": res.pk, "engine_id": res.engine_id}, fields)
-    if not saved:
-        # The lock was broken: keep the physical id for the node's rerun.
+    until = plugin.wake_at(cookie)
+
+    def saved():
+        waiting.wait_add(ctx, res, cookie=cookie, until=until)
+
+    def lost():  # the lock was broken: keep the physical id for the node's rerun
         res.physical_resource_id = fields["physical_resource_id"]
         _save_after_lock_broken(res, {"physical_resource_id": res.physical_resource_id})
-        return
-    waiting.wait_add(ctx, res, cookie=cookie, until=plugin.wake_at(cookie))
+
+    where = {"id": res.pk, "engine_id": res.engine_id}
+    # The physical id and its owner record together; inside a batch's transaction
+    # (first_checks_run) without a savepoint of its own: an error here leaves the
+    # batch's transaction as it leaves this one (a hold's conflict is no error). There
+    # the batch's owner records and row saves are written together at its end
+    # (``pending_holds``, ``saves``).
+    with transaction.atomic(savepoint=False):
+        if ownership.holds_changed(res, plugin):
+            if ctx.pending_holds is not None:
+                ctx.pending_holds.append((res, type(plugin), plugin.physical_id))
+            else:
+                ownership.hold_take(res, type(plugin), plugin.physical_id)
+        if ctx.saves is not None:
+            ctx.saves.append(RowSave(res, where, fields, saved=saved, lost=lost))
+            return
+        done = row_update(Resource, where, fields)
+    (saved if done else lost)()
 
 
 def action_finish(ctx, res, *, plugin, props, pending, keep_attributes=False):
@@ -318,19 +368,20 @@ def action_finish(ctx, res, *, plugin, props, pending, keep_attributes=False):
             (action != "DELETE" or ownership.held_key(type(plugin)) is None):
         return _finish(ctx, res, plugin=plugin, props=props, pending=pending,
                        keep_attributes=keep_attributes)
+    if action == "DELETE":  # nothing in it raises what would be caught here: no savepoint
+        with transaction.atomic(savepoint=False):
+            return _finish(ctx, res, plugin=plugin, props=props, pending=pending,
+                           keep_attributes=keep_attributes, release=True)
     try:
         with transaction.atomic():
-            if action == "DELETE":
-                ownership.holds_release(res)
-            else:
-                ownership.hold_take(res, type(plugin), plugin.physical_id)
+            ownership.hold_take(res, type(plugin), plugin.physical_id)
             return _finish(ctx, res, plugin=plugin, props=props, pending=pending,
                            keep_attributes=keep_attributes)
     except ownership.ObjectHeld as error:  # an external_id another resource holds
         return action_fail(ctx, res, action=action, error=error)
 
 
-def _finish(ctx, res, *, plugin, props, pending, keep_attributes):
+def _finish(ctx, res, *, plugin, props, pending, keep_attributes, release=False):
     action = pending.get("stateless_action") or res.action
     if action not in STATELESS_ACTIONS:
         res.mark_complete()
@@ -352,7 +403,7 @@ def _finish(ctx, res, *, plugin, props, pending, keep_attributes):
             and not _left_alone(plugin, action) and not keep_attributes:
         # After a lock or unlock too: the ``show`` attribute then says locked/protected.
         res.attributes_data = _attributes(plugin)
-    _save_and_unlock(res)
+    _save_and_unlock(ctx, res, release=release)
     if action in DESCRIBING_ACTIONS:
         _describe_again(ctx, res, plugin)
     reason = "state changed" if action not in STATELESS_ACTIONS else \
@@ -369,18 +420,21 @@ def _describe_again(ctx, res, plugin):
     stack or another of its tree) have their ``show`` attribute read again: Heat resolves
     ``show`` live on every read (its cache mode is none), while the other attributes
     keep the values stored at the holder's own action (Heat's cached ones: a volume
-    stays ``available`` as made, though attached since). Not while the stack itself is
-    being deleted (the holders go too). Only a row no engine holds is written; a failed
-    read leaves the old value (best effort, as attributes are)."""
-    if ctx.stack.action == "DELETE":
-        return
+    stays ``available`` as made, though attached since). Not the holders in a stack
+    being deleted (they go too); a nested stack deleted by its parent's update (a group
+    shrinking: its member's pool, in the parent, stays) still has its pool read again.
+    Only a row no engine holds is written; a failed read leaves the old value (best
+    effort, as attributes are)."""
     objects = ownership.described_objects(type(plugin), plugin.properties)
     if not objects:
         return
+    if ctx.saves:
+        saves_flush(ctx)  # the holders' rows as saved so far (one may be of this batch)
     holders = ownership.holders_in_project(objects, project_id=ctx.stack.project_id) - \
         {res.pk}
     for row in Resource.objects.filter(pk__in=holders, replaced_by__isnull=True,
-                                       engine_id__isnull=True):
+                                       engine_id__isnull=True) \
+            .exclude(stack__state__startswith="DELETE_"):
         if not has_type(row.type) or "show" not in (row.attributes_data or {}):
             continue
         try:
@@ -417,7 +471,7 @@ def action_fail(ctx, res, *, action, error):
     res.plugin_data = {k: v for k, v in (res.plugin_data or {}).items() if k != CREATION_KEY}
     detail = error.message if isinstance(error, HeatError) else str(error)
     res.status_reason = f"{type(error).__name__}: resources.{res.name}: {detail}"
-    _save_and_unlock(res)
+    _save_and_unlock(ctx, res)
     ctx.events.add(resource_event(res, res.status_reason, action=action, status=st.FAILED))
     return Outcome("failed", reason=f"Resource {action} failed: {res.status_reason}")
 
@@ -435,5 +489,5 @@ def action_abort(ctx, res):
     if res.status == st.IN_PROGRESS:
         res.mark_failed()
     res.status_reason = f"{action} aborted: stack is {ctx.stack.state}"
-    _save_and_unlock(res)
+    _save_and_unlock(ctx, res)
     ctx.events.add(resource_event(res, res.status_reason, action=action, status=st.FAILED))

@@ -1,10 +1,13 @@
 """Entry points the Celery tasks call: run a batch of ready nodes, poll one."""
 import logging
 
+from django.conf import settings
+
+from convergence.batch_calls import first_checks_run, handles_run
 from convergence.check_resource import (
     CONVERGE_ACTIONS, DONE_EMPTY, PAUSED, STATELESS_ACTIONS, WALK_SKIP_WHEN_DONE, Outcome,
-    action_abort, action_check, action_fail, action_start, first_checks_run, handles_run,
-    locked_elsewhere, metadata_update)
+    action_abort, action_check, action_fail, action_start, locked_elsewhere, locks_run,
+    metadata_update)
 from convergence.breakpoints import pause_before
 from convergence.models import Breakpoint
 from convergence.services import nodes_enqueue, propagate, retrigger, traversal_complete, \
@@ -13,12 +16,13 @@ from convergence.sync_points import node_key, sync_point_merge, sync_points_for
 from convergence.takeover import take_over_many
 from convergence.waiting import waits_flush
 from heatweb.exceptions import HeatError
+from stacks import ownership
 from stacks.definitions import definition_cache
 from stacks.models import Resource, Stack
 from stacks.models import states as st
 from stacks.models.events import EventRecorder
 from stacks.plugins import REPLACE, UNCHANGED, InputLookup, NodeContext, node_data, \
-    plugin_class, plugin_context, plugin_for, update_decision
+    plugin_class, plugin_context, plugin_for, resolved_properties, update_decision
 from stacks.resources.base import ResourceFailure
 from stacks.resources.deletion_policy import deletion_policy, with_policy
 from stacks.resources.external import refused_change
@@ -74,6 +78,12 @@ def nodes_run(stack_id, traversal_id, *, nodes):
     if stack is None:
         return
     ctx = node_context(stack, traversal_id)
+    with ctx.plugin_context.cloud.task_reads():
+        _nodes_run(ctx, stack_id, traversal_id, nodes)
+
+
+def _nodes_run(ctx, stack_id, traversal_id, nodes):
+    stack = ctx.stack
     for step in range(INLINE_NODES):
         if step and step % RECHECK_EVERY == 0 and not traversal_current(stack_id, traversal_id):
             break  # cancelled, timed out or superseded: the new traversal takes over
@@ -90,24 +100,34 @@ def nodes_run(stack_id, traversal_id, *, nodes):
                 retrigger(stack.pk, int(key.split(":")[0]))
             return
         kept, stack_done = propagate(stack, traversal_id, finished,
-                                     keep_one=step + 1 < INLINE_NODES) if finished \
-            else (None, False)
+                                     keep=_inline_keep(ctx) if step + 1 < INLINE_NODES
+                                     else 0) if finished else (None, False)
         if stack_done:
             context_flush(ctx)
             traversal_complete(stack.pk, traversal_id)
-        if kept is None:
+        if not kept:
             break
-        nodes = [kept]
+        nodes = kept
     context_flush(ctx)
 
 
+def _inline_keep(ctx):
+    """How many of the nodes that became ready this task runs itself next: one (a chain
+    costs no broker round trip; the others spread across workers), or on a cloud whose
+    calls overlap (``parallel_calls`` > 1) a whole batch, so a fan-out's cloud calls go
+    out together (20 servers on their 20 ports: one batch's calls in flight at once,
+    not one alone and then the other 19 from a new task)."""
+    return settings.HEATWEB["BATCH_SIZE"] if ctx.parallel_calls > 1 else 1
+
+
 def _run_batch(ctx, nodes):
-    """Run the nodes; actions that wait on the cloud get their first look together, at the end."""
+    """Run the nodes; their resource locks are taken together, and actions that wait on the
+    cloud get their first look together, at the end."""
     own = sync_points_for(ctx.traversal_id, [(n[0], n[1]) for n in nodes])
     rows = Resource.objects.in_bulk([n[0] for n in nodes])
-    finished, again, failure = [], [], None
-    successors = {}
-    ctx.first_checks = []
+    ctx.batch_holds = ownership.BatchHolds(rows)  # a delete's holder check: one query
+    batch = _BatchOutcomes(ctx)
+    ctx.first_checks, ctx.locks = [], []
     ctx.parallel_calls = getattr(ctx.plugin_context.cloud, "parallel_calls", 1)
     ctx.handles = [] if ctx.parallel_calls > 1 else None
     try:
@@ -116,35 +136,45 @@ def _run_batch(ctx, nodes):
             if sync_point is None:
                 continue  # a newer traversal replaced this one
             ctx.node, ctx.node_input = [entity, bool(is_update)], data
-            successors[node_key(entity, is_update)] = sync_point.successors
+            batch.successors[node_key(entity, is_update)] = sync_point.successors
             outcome = node_run(ctx, rows.get(entity), is_update=bool(is_update), data=data,
                                sync_point=sync_point)
-            if outcome.kind == "done":
-                finished.append((node_key(entity, is_update), outcome.data,
-                                 sync_point.successors))
-            elif outcome.kind == "retry":
-                again.append([entity, is_update, data])
-            elif outcome.kind == "locked" and data:
-                # The holder retriggers this node from its sync point when it is done:
-                # keep the input there (a node with one predecessor was sent it directly).
-                sync_point_merge(traversal_id=ctx.traversal_id, entity_id=entity,
-                                 is_update=bool(is_update), additions=data)
-            elif outcome.kind == "failed":
-                failure = outcome.reason
+            batch.note(entity, is_update, data, outcome)
+            if batch.failure:
                 break
     finally:
-        # Every action started here is called and looked at, also after a failure
-        # or an error in a later node: none is left locked without a wait.
-        outcomes = handles_run(ctx) if ctx.handles is not None else []
+        # Every action started here is locked, called and looked at, also after a
+        # failure or an error in a later node: none is left locked without a wait.
+        outcomes = locks_run(ctx)
+        outcomes += handles_run(ctx) if ctx.handles is not None else []
         outcomes += first_checks_run(ctx)
     for started, outcome in outcomes:
-        key = node_key(*started.entity)
+        batch.note(*started.entity, started.node_input, outcome)
+    ctx.first_checks = ctx.handles = ctx.batch_holds = ctx.locks = None
+    return batch.finished, batch.failure, batch.again
+
+
+class _BatchOutcomes:
+    """What a batch's nodes came to: finished (to propagate), to run again, the failure."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.finished, self.again, self.failure = [], [], None
+        self.successors = {}
+
+    def note(self, entity, is_update, data, outcome):
+        key = node_key(entity, is_update)
         if outcome.kind == "done":
-            finished.append((key, outcome.data, successors[key]))
-        elif outcome.kind == "failed" and failure is None:
-            failure = outcome.reason
-    ctx.first_checks = ctx.handles = None
-    return finished, failure, again
+            self.finished.append((key, outcome.data, self.successors[key]))
+        elif outcome.kind == "retry":
+            self.again.append([entity, is_update, data])
+        elif outcome.kind == "locked" and data:
+            # The holder retriggers this node from its sync point when it is done:
+            # keep the input there (a node with one predecessor was sent it directly).
+            sync_point_merge(traversal_id=self.ctx.traversal_id, entity_id=entity,
+                             is_update=bool(is_update), additions=data)
+        elif outcome.kind == "failed" and self.failure is None:
+            self.failure = outcome.reason
 
 
 def node_run(ctx, res, *, is_update, data, sync_point):
@@ -185,7 +215,7 @@ def converge_update(ctx, res, *, data):
         return PAUSED
     lookup = InputLookup(data, definition.plugins)
     cls = definition.plugins[res.name]
-    raw = definition.template.resolve(defn.properties, definition.params, lookup)
+    raw = resolved_properties(definition, res.name, lookup)
     props = cls.validate_properties(raw or {}, resource_name=res.name)
     metadata = definition.template.resolve(defn.metadata, definition.params, lookup,
                                            f"resources.{res.name}.metadata")
@@ -261,7 +291,8 @@ def converge_cleanup(ctx, res, *, delete):
     if res.action != "DELETE":  # (a DELETE's own plugin_class applies it already)
         policy = deletion_policy(res)
         if policy != "Delete":  # Retain / Snapshot: the physical object stays
-            plugin = plugin_for(ctx, res, cls=with_policy(type(plugin), policy))
+            plugin = plugin_for(ctx, res, cls=with_policy(type(plugin), policy,
+                                                          state=(res.action, res.status)))
     return action_start(ctx, res, action="DELETE", plugin=plugin, pending={})
 
 

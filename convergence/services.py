@@ -21,6 +21,7 @@ from convergence.waiting import poke_parent_of, stack_stopped
 from heatweb.celery import app
 from heatweb.exceptions import ConcurrentTransaction
 from heatweb.keystone import stack_trust_delete
+from heatweb.stack_users import stack_project_delete
 from stacks.models import Resource, Stack
 from stacks.models import states as st
 from stacks.models.events import stack_event
@@ -137,14 +138,15 @@ def nodes_enqueue(stack_id, traversal_id, nodes):
                       args=[stack_id, traversal_id, nodes[start:start + size]])
 
 
-def propagate(stack, traversal_id, finished, *, keep_one=False):
+def propagate(stack, traversal_id, finished, *, keep=0):
     """Pass each finished node's data to its successors; enqueue the ready ones.
 
     ``finished``: list of (node key, data, successors). A successor with one
     predecessor is ready at once; others merge into their sync point.
-    Returns ``(kept, stack_done)``: with ``keep_one`` one ready node is not
-    enqueued but returned, for the caller to run next in the same task (a
-    chain then costs no broker round trip); ``stack_done`` means the
+    Returns ``(kept, stack_done)``: up to ``keep`` ready nodes are not enqueued
+    but returned (a list, or None), for the caller to run next in the same task
+    (a chain then costs no broker round trip; on a cloud whose calls overlap, a
+    fan-out's calls go out together); ``stack_done`` means the
     stack's own sync point is satisfied and the caller completes the
     traversal (after writing its events).
     """
@@ -168,7 +170,9 @@ def propagate(stack, traversal_id, finished, *, keep_one=False):
             stack_done = True
         else:
             ready.append([entity, is_update, merged])
-    kept = ready.pop() if keep_one and ready else None
+    kept = None
+    if keep and ready:
+        kept, ready = ready[-keep:], ready[:-keep]
     if ready:
         nodes_enqueue(str(stack.pk), traversal_id, ready)
     return kept, stack_done
@@ -192,6 +196,8 @@ def traversal_complete(stack_id, traversal_id):
             fields["deleted_at"] = now
             # The engine needs the owner's Keystone trust no more (Keystone mode).
             transaction.on_commit(lambda: stack_trust_delete(stack_id))
+            if not stack.parent_id:  # its stack users' project (heatweb/stack_users.py)
+                transaction.on_commit(lambda: stack_project_delete(stack_id))
         if action == "UNLOCK":
             fields.update(lock_level="", lock_reason="", locked_by=None,
                           locked_by_admin=False, locked_at=None, lock_expires_at=None,

@@ -11,6 +11,7 @@ from django.db import transaction
 
 from convergence.check_resource import action_abort, action_check
 from convergence.nodes import context_flush, node_context
+from convergence.row_saves import saves_flush
 from convergence.services import propagate, retrigger, traversal_complete, traversal_current, \
     traversal_fail
 from convergence.sync_points import node_key, sync_points_for
@@ -36,7 +37,9 @@ def waits_complete(stack_id, traversal_id, *, items):
     finished, failed, aborted = [], [], []
     # One commit for the batch: a crash before it leaves every resource waiting as
     # it was, and the redelivered task (or the recovery sweep) completes them.
+    # Their resources' saves (finish, fail, abort or wait again) go in one statement too.
     with transaction.atomic():
+        ctx.saves = []
         # Finished already, or its lock was broken meanwhile: left out.
         taken = take_over_many([res for res in rows.values() if res.action_cookie is not None])
         for resource_id, observed, *listed in items:  # (older messages carry no listed object)
@@ -54,6 +57,8 @@ def waits_complete(stack_id, traversal_id, *, items):
                 finished.append((entity, outcome.data))
             elif outcome.kind == "failed":
                 failed.append((entity, outcome.reason))
+        saves_flush(ctx)
+    ctx.saves = None
     context_flush(ctx)
     if moved:
         for entity in aborted:

@@ -14,6 +14,7 @@ Keystone mode (``HEATWEB_AUTH=keystone``, settings ``KEYSTONE``):
   ``session_for_stack`` gives the cloud driver a keystoneauth1 session in the
   owner's project through that trust, long after the owner's token expired.
 """
+import datetime
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -102,7 +103,7 @@ def _password_auth(**scope):
                        user_domain_name=conf["SERVICE_USER_DOMAIN"], **scope)
 
 
-def _cached_session(key, make_auth):
+def cached_session(key, make_auth):
     # keystoneauth1 sessions keep their token and renew it before it expires:
     # one per scope per process saves Keystone a token issue per call.
     with _sessions_lock:
@@ -117,14 +118,14 @@ def _cached_session(key, make_auth):
 def service_session():
     """heatweb's service user, scoped to its service project."""
     conf = settings.KEYSTONE
-    return _cached_session("service", lambda: _password_auth(
+    return cached_session("service", lambda: _password_auth(
         project_name=conf["SERVICE_PROJECT"],
         project_domain_name=conf["SERVICE_PROJECT_DOMAIN"]))
 
 
 def trust_session(trust_id):
     """heatweb's service user acting through a trust (as the trustor, in its project)."""
-    return _cached_session(f"trust:{trust_id}", lambda: _password_auth(trust_id=trust_id))
+    return cached_session(f"trust:{trust_id}", lambda: _password_auth(trust_id=trust_id))
 
 
 def credential_project(auth_type, auth):
@@ -184,7 +185,7 @@ def _unauthenticated():
     return ks_session.Session(timeout=TIMEOUT)
 
 
-def _keystone_message(response):
+def keystone_message(response):
     try:
         return response.json()["error"]["message"]
     except (ValueError, KeyError, TypeError):
@@ -386,12 +387,23 @@ def stack_trust_create(stack, *, user):
     body = {"trust": {"trustor_user_id": scoped.user_id, "trustee_user_id": _service_user_id(),
                       "project_id": stack.project_id, "impersonation": True,
                       "roles": [{"name": name} for name in scoped.roles]}}
+    if settings.KEYSTONE["TRUSTS_REDELEGATION"]:
+        # A far expiry, not none: Keystone compares a redelegated trust's expiry with its
+        # parent's and fails (400 "'<' not supported between ... NoneType") when the
+        # parent has none and the child one (Zaqar's trust+ subscriptions have their ttl).
+        # As late as Python's dates go, later than any child's (Heat's default subscription
+        # ttl is ~7,000 years), and never the same twice: Keystone refuses a second trust
+        # of the same trustor, trustee, project and expiry (409).
+        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        far = datetime.datetime(9999, 12, 31) - (now - datetime.datetime(1970, 1, 1))
+        body["trust"].update(allow_redelegation=True,
+                             expires_at=far.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
     response = _unauthenticated().post(identity_url() + "/OS-TRUST/trusts", json=body,
                                        raise_exc=False, headers={"X-Auth-Token": scoped.token})
     if response.status_code != 201:
         error = Forbidden if response.status_code == 403 else KeystoneError
         raise error(f"Keystone refused the trust for stack {stack.name}: "
-                    f"{_keystone_message(response)}")
+                    f"{keystone_message(response)}")
     return StackTrust.objects.create(stack=stack, trust_id=response.json()["trust"]["id"],
                                      trustor_user_id=scoped.user_id,
                                      project_id=stack.project_id, roles=list(scoped.roles))

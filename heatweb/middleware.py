@@ -1,8 +1,11 @@
-"""Request budget and page security headers."""
+"""Request budget, page security headers, and the page middleware the API goes past."""
 from collections import Counter
 from urllib.parse import parse_qsl
 
 from django.conf import settings
+from django.contrib.auth.middleware import AuthenticationMiddleware
+from django.contrib.messages.middleware import MessageMiddleware
+from django.contrib.sessions.middleware import SessionMiddleware
 
 from heatweb.errors import json_error_response
 
@@ -73,3 +76,36 @@ class ContentSecurityPolicyMiddleware:
         if policy and response.get("Content-Type", "").startswith("text/html"):
             response.setdefault("Content-Security-Policy", policy)
         return response
+
+
+# The API's paths (Heat's ``/v1/{tenant}/...`` and the CFN API's ``/v1/``): a token's
+# requests, answered by DRF views, which never read a session, Django's signed-in user
+# or messages.
+API_PREFIX = "/v1/"
+
+
+class _PagesOnly:
+    """A page middleware that the API's requests go straight past.
+
+    Sessions, the signed-in user and messages are the pages'; on an API
+    request they only set themselves up (a session store, a lazy user, a
+    message storage with its cookie signer: ~10% of a stack show's
+    instructions, docs/benchmarks.md) and change nothing in the answer.
+    """
+
+    def __call__(self, request):
+        if request.path_info.startswith(API_PREFIX):
+            return self.get_response(request)
+        return super().__call__(request)
+
+
+class PageSessionMiddleware(_PagesOnly, SessionMiddleware):
+    pass
+
+
+class PageAuthenticationMiddleware(_PagesOnly, AuthenticationMiddleware):
+    pass
+
+
+class PageMessageMiddleware(_PagesOnly, MessageMiddleware):
+    pass

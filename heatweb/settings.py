@@ -90,11 +90,12 @@ MIDDLEWARE = [
     "heatweb.middleware.RequestBudgetMiddleware",
     "heatweb.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Sessions, the signed-in user and messages: for pages only, the API goes past them.
+    "heatweb.middleware.PageSessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "heatweb.middleware.PageAuthenticationMiddleware",
+    "heatweb.middleware.PageMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -211,6 +212,9 @@ def _env_int(name, default):
 # Budgets: every one is checked before the work it bounds, and refused with a
 # 400 or 413 in Heat's error format (README, "Limits").
 HEATWEB = {
+    # Heat's heat_metadata_server_url: what a HEAT_CFNTOOLS server's cfn-metadata-server
+    # and boto config name (heatweb's public URL when unset).
+    "CFN_METADATA_SERVER_URL": os.environ.get("HEATWEB_CFN_METADATA_SERVER_URL", ""),
     "MAX_REQUEST_BYTES": _env_int("HEATWEB_MAX_REQUEST_BYTES", 2 * 1024 * 1024),
     # The query string: parameters in all (within Django's own 1000,
     # DATA_UPLOAD_MAX_NUMBER_FIELDS, a 500 when exceeded) and values of one
@@ -333,7 +337,23 @@ HEATWEB = {
     "ENABLE_STACK_ADOPT": _env_bool("HEATWEB_ENABLE_STACK_ADOPT", True),
     # Heat's max_snapshots_per_stack (cloud admins are not limited; -1: no limit).
     "MAX_SNAPSHOTS_PER_STACK": _env_int("HEATWEB_MAX_SNAPSHOTS_PER_STACK", 32),
+    # Heat's default_software_config_transport and default_deployment_signal_transport:
+    # a server's and a deployment's transport when the template gives none (Heat's
+    # defaults are POLL_SERVER_CFN and CFN_SIGNAL; heatweb's server default needs no EC2
+    # key pair, and an operator moving from Heat sets Heat's).
+    "DEFAULT_SOFTWARE_CONFIG_TRANSPORT": os.environ.get(
+        "HEATWEB_DEFAULT_SOFTWARE_CONFIG_TRANSPORT", "POLL_SERVER_HEAT"),
+    "DEFAULT_DEPLOYMENT_SIGNAL_TRANSPORT": os.environ.get(
+        "HEATWEB_DEFAULT_DEPLOYMENT_SIGNAL_TRANSPORT", "CFN_SIGNAL"),
 }
+
+for _name, _allowed in (
+        ("DEFAULT_SOFTWARE_CONFIG_TRANSPORT",
+         ("POLL_SERVER_CFN", "POLL_SERVER_HEAT", "POLL_TEMP_URL", "ZAQAR_MESSAGE")),
+        ("DEFAULT_DEPLOYMENT_SIGNAL_TRANSPORT",
+         ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL", "ZAQAR_SIGNAL"))):
+    if HEATWEB[_name] not in _allowed:
+        raise ValueError(f"HEATWEB_{_name}={HEATWEB[_name]!r}: use one of {', '.join(_allowed)}")
 
 if HEATWEB["LOCK_HEAL"] not in ("heal", "report"):
     raise ValueError(f"HEATWEB_LOCK_HEAL={HEATWEB['LOCK_HEAL']!r}: use 'heal' or 'report'")
@@ -397,6 +417,14 @@ KEYSTONE = {
     # The domain page sign-ins look user names up in.
     "USER_DOMAIN": os.environ.get("KEYSTONE_USER_DOMAIN", "Default"),
     "REGION": os.environ.get("KEYSTONE_REGION", "RegionOne"),
+    # Stack users (heatweb/stack_users.py): their domain, made on first use, and role.
+    "STACK_USER_DOMAIN": os.environ.get("HEATWEB_STACK_USER_DOMAIN", "heatweb_stack_users"),
+    "STACK_USER_ROLE": os.environ.get("HEATWEB_STACK_USER_ROLE", "heat_stack_user"),
+    # Heat's allow_trusts_redelegation: stack trusts Keystone lets their trustee redelegate,
+    # so that a service heatweb calls through a stack's trust can make its own trust from
+    # that token (Mistral's cron triggers, Aodh's trust+ actions). Off by default, as Heat's.
+    "TRUSTS_REDELEGATION": os.environ.get("HEATWEB_TRUSTS_REDELEGATION", "false").lower()
+    in ("1", "true", "yes"),
     # keystonemiddleware keeps a validated token this long (-1: never cache).
     "TOKEN_CACHE_SECONDS": int(os.environ.get("KEYSTONE_TOKEN_CACHE_SECONDS", 300)),
 }
@@ -408,5 +436,5 @@ if HEATWEB_AUTH == "keystone":
         "heatweb.keystone_auth.KeystoneTokenAuthentication"]
     AUTHENTICATION_BACKENDS = ["heatweb.keystone_auth.KeystonePasswordBackend",
                                "django.contrib.auth.backends.ModelBackend"]
-    MIDDLEWARE.insert(MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware")
+    MIDDLEWARE.insert(MIDDLEWARE.index("heatweb.middleware.PageAuthenticationMiddleware")
                       + 1, "heatweb.keystone_auth.KeystoneSessionMiddleware")

@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
+from heatweb import written_sql
 from heatweb.exceptions import Forbidden, NotAuthenticated
 from heatweb.keystone import identity_project_role
 from heatweb.models import ROLE_RANK, ApiToken, Membership, Project, Role
@@ -44,19 +45,32 @@ def _new_raw_token():
             return raw
 
 
-def token_user(raw):
+def token_user(raw, *, project_id=None):
     """The active user a raw token belongs to, or NotAuthenticated.
 
-    Every API request asks this, so the query is written out (``raw()``)
-    rather than built by the ORM: building and compiling the same lookup
-    cost ~20 times the statement itself (docs/benchmarks.md, bench_api).
+    Every API request asks this, so the query is written out rather than
+    built by the ORM: building and compiling the same lookup cost ~20 times
+    the statement itself (docs/benchmarks.md, bench_api). With ``project_id``
+    (the tenant of the request's path) the same statement reads the user's
+    memberships there and any admin membership, which ``project_access`` then
+    takes for that project instead of reading them again.
     """
-    user = next(iter(get_user_model().objects.raw(_token_user_sql(), [
-        _hash(raw or ""), connection.ops.adapt_datetimefield_value(timezone.now())])), None)
-    if user is None:
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    if project_id is None:
+        rows = written_sql.fetch(_token_user_sql(), [_hash(raw or ""), now])
+    else:
+        rows = written_sql.fetch(_token_access_sql(), [
+            project_id, Role.ADMIN.value, _hash(raw or ""), now])
+    if not rows:
         raise NotAuthenticated("The token is invalid, expired or revoked.")
+    width = len(written_sql.concrete_fields(get_user_model()))
+    user = written_sql.instance(get_user_model(), "u", rows[0][:width])
     if not user.is_active:
         raise NotAuthenticated("The token's user is disabled.")
+    if project_id is not None:
+        user.token_memberships = (project_id, [
+            (project, row[-1]) for row in rows
+            if (project := written_sql.instance(Project, "p", row[width:-1])) is not None])
     return user
 
 
@@ -64,8 +78,24 @@ def token_user(raw):
 def _token_user_sql():
     """A live token's user: by the token's hash, not revoked, not expired."""
     token, user = ApiToken._meta, get_user_model()._meta
-    return (f'SELECT u.* FROM "{token.db_table}" t '
+    return (f'SELECT {written_sql.columns(get_user_model(), "u")} FROM "{token.db_table}" t '
             f'INNER JOIN "{user.db_table}" u ON u."{user.pk.column}" = t."user_id" '
+            'WHERE t."key_hash" = %s AND t."revoked_at" IS NULL '
+            'AND (t."expires_at" IS NULL OR t."expires_at" > %s)')
+
+
+@functools.cache
+def _token_access_sql():
+    """A live token's user (as ``_token_user_sql``), a row for each of their memberships in
+    one project or as admin (``_project_access_sql``'s), one with NULLs when none."""
+    token, user = ApiToken._meta, get_user_model()._meta
+    membership, project = Membership._meta, Project._meta
+    return (f'SELECT {written_sql.columns(get_user_model(), "u")}, '
+            f'{written_sql.columns(Project, "p")}, m."role" FROM "{token.db_table}" t '
+            f'INNER JOIN "{user.db_table}" u ON u."{user.pk.column}" = t."user_id" '
+            f'LEFT OUTER JOIN "{membership.db_table}" m ON m."user_id" = u."{user.pk.column}" '
+            'AND (m."project_id" = %s OR m."role" = %s) '
+            f'LEFT OUTER JOIN "{project.db_table}" p ON p."{project.pk.column}" = m."project_id" '
             'WHERE t."key_hash" = %s AND t."revoked_at" IS NULL '
             'AND (t."expires_at" IS NULL OR t."expires_at" > %s)')
 
@@ -101,25 +131,29 @@ def project_access(user, project_id):
         role = identity_project_role(identity, project_id)
         return role, Project.objects.get(pk=project_id)
     # The user's membership here and any admin membership, each as its project
-    # with the membership's role (written out: see token_user).
-    rows = list(Project.objects.raw(_project_access_sql(),
-                                    [user.pk, project_id, Role.ADMIN.value]))
-    here = next((p for p in rows if p.pk == project_id), None)
-    if user.is_superuser or any(p.membership_role == Role.ADMIN for p in rows):
+    # with the membership's role (written out: see token_user), unless the
+    # token's lookup read them already.
+    read, rows = getattr(user, "token_memberships", (None, None))
+    if read != project_id:
+        rows = [(written_sql.instance(Project, "p", row[:-1]), row[-1])
+                for row in written_sql.fetch(_project_access_sql(),
+                                             [user.pk, project_id, Role.ADMIN.value])]
+    here, here_role = next(((p, role) for p, role in rows if p.pk == project_id), (None, None))
+    if user.is_superuser or any(role == Role.ADMIN for _, role in rows):
         project = here if here else Project.objects.filter(pk=project_id).first()
         if project is None:
             raise Forbidden()
         return Role.ADMIN, project
     if here is None:
         raise Forbidden()
-    return Role(here.membership_role), here
+    return Role(here_role), here
 
 
 @functools.cache
 def _project_access_sql():
     """The projects of a user's memberships in one project or as admin, with the role."""
     membership, project = Membership._meta, Project._meta
-    return (f'SELECT p.*, m."role" AS membership_role FROM "{membership.db_table}" m '
+    return (f'SELECT {written_sql.columns(Project, "p")}, m."role" FROM "{membership.db_table}" m '
             f'INNER JOIN "{project.db_table}" p ON p."{project.pk.column}" = m."project_id" '
             'WHERE m."user_id" = %s AND (m."project_id" = %s OR m."role" = %s)')
 

@@ -11,6 +11,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("admin/", admin.site.urls),
+    path("", include("softwareconfig.api.cfn_urls")),
     path("v1/<str:tenant_id>/", include("stacks.api.urls")),
     path("v1/<str:tenant_id>/", include("softwareconfig.api.urls")),
     path("", include("stacks.api.webhook_urls")),

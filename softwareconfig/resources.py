@@ -23,7 +23,8 @@ from stacks.cloud import HEATWEB_OBJECTS
 from stacks.hot.functions import contains_unresolved
 from stacks.models import Resource, Stack
 from stacks.resources.backends import ServiceInterface
-from stacks.resources.base import ResourceFailure, ResourcePlugin
+from stacks.resources import stack_user
+from stacks.resources.base import ResourceFailure, ResourcePlugin, cloud_call
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Length, Property
 from stacks.resources.signal_urls import signal_url
@@ -154,7 +155,10 @@ def _clock(timestamp):
     return datetime.fromtimestamp(timestamp, tz=timezone.utc).strftime("%H:%M:%S UTC")
 
 
-SIGNAL_TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL")
+SIGNAL_TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL",
+                     "ZAQAR_SIGNAL")
+SIGNAL_QUEUE = "zaqar_signal_queue_id"  # plugin data of a ZAQAR_SIGNAL deployment (Heat's)
+SIGNAL_QUEUE_PROJECT = "zaqar_signal_queue_project"  # its project without Keystone
 
 
 @register
@@ -166,8 +170,14 @@ class SoftwareDeploymentResource(ResourcePlugin):
     inputs is published in the server's metadata. With ``NO_SIGNAL`` the
     action completes at once; otherwise it waits for the agent's signal
     (``HEAT_SIGNAL``: the resource signal API with a token; ``CFN_SIGNAL``
-    or ``TEMP_URL_SIGNAL``: a signed URL, no token). Outputs and
-    deploy_stdout, deploy_stderr, deploy_status_code become attributes.
+    or ``TEMP_URL_SIGNAL``: a signed URL, no token; ``ZAQAR_SIGNAL``: a message on a
+    Zaqar queue of the deployment's own, which the waiting deployment reads, as Heat's;
+    in Keystone mode the queue is in the stack's user project and the inputs give a
+    stack user of the deployment to post it with: ``deploy_auth_url``,
+    ``deploy_username``, ``deploy_user_id``, ``deploy_password``, ``deploy_project_id``,
+    ``deploy_region_name``, ``deploy_queue_id``). Outputs and deploy_stdout,
+    deploy_stderr, deploy_status_code become attributes. Each change of a
+    ``ZAQAR_MESSAGE`` server's deployments posts its metadata to its queue.
     """
 
     type_name = "OS::Heat::SoftwareDeployment"
@@ -190,7 +200,8 @@ class SoftwareDeploymentResource(ResourcePlugin):
                             "a component).", default=DEFAULT_ACTIONS, update_allowed=True,
                             schema=Property("String", constraints=(AllowedValues(ACTIONS),))),
         "signal_transport": Property("String", description="How the agent reports back.",
-                                     default="CFN_SIGNAL",
+                                     default=settings.HEATWEB[
+                                         "DEFAULT_DEPLOYMENT_SIGNAL_TRANSPORT"],
                                      constraints=(AllowedValues(SIGNAL_TRANSPORTS),)),
         "name": Property("String", description="Name of the derived configs.",
                          update_allowed=True),
@@ -241,6 +252,8 @@ class SoftwareDeploymentResource(ResourcePlugin):
         base = settings.HEATWEB["PUBLIC_URL"].rstrip("/")
         if transport == "NO_SIGNAL":
             return []
+        if transport == "ZAQAR_SIGNAL":
+            return self._zaqar_signal_inputs()
         if transport == "HEAT_SIGNAL":
             url = (f"{base}/v1/{self.context.project_id}/stacks/{self.context.stack_name}/"
                    f"{self.context.stack_id}/resources/{self.name}/signal")
@@ -252,6 +265,42 @@ class SoftwareDeploymentResource(ResourcePlugin):
                  "Signed URL to signal completion (no token needed)"),
                 ("deploy_signal_verb", "POST", "HTTP verb for the signal")]
 
+    def _zaqar_signal_inputs(self):
+        """Heat's ``_get_heat_signal_credentials`` and ``_get_zaqar_signal_queue_id``: the
+        stack user (Keystone mode) and the queue, made on first need."""
+        data = stack_user.ensure_user(self)
+        if not self.data.get(SIGNAL_QUEUE):
+            name = stack_user.physical_name(self)
+            project = data[stack_user.PROJECT] if data else self.context.project_id
+            self.data[SIGNAL_QUEUE] = cloud_call(stack_user.user_cloud(self).object_create,
+                                                 "queue", project_id=project, name=name,
+                                                 metadata={})
+            self.data[SIGNAL_QUEUE_PROJECT] = project
+        queue = [("deploy_queue_id", self.data[SIGNAL_QUEUE],
+                  "ID of queue to use for signaling output values")]
+        if not data:  # no Keystone: the queue's project, no user to log in as
+            return [("deploy_project_id", self.data[SIGNAL_QUEUE_PROJECT],
+                     "ID of project for API authentication"), *queue]
+        creds = stack_user.credentials(self)
+        region = [("deploy_region_name", creds["region_name"],
+                   "Region name for API authentication")] if creds["region_name"] else []
+        return [("deploy_auth_url", creds["auth_url"], "URL for API authentication"),
+                ("deploy_username", creds["username"], "Username for API authentication"),
+                ("deploy_user_id", creds["user_id"], "User ID for API authentication"),
+                ("deploy_password", creds["password"], "Password for API authentication"),
+                ("deploy_project_id", creds["project_id"],
+                 "ID of project for API authentication"), *region, *queue]
+
+    def _service_zaqar_signal(self):
+        """The messages on the deployment's queue are its signals (Heat's
+        ``_refresh_zaqar_software_deployment``: popped; the first one decides, the deployment
+        waits no more after it)."""
+        queue = self.data.get(SIGNAL_QUEUE)
+        if not queue or not self.physical_id:
+            return
+        for body in cloud_call(stack_user.user_cloud(self).queue_pop, queue) or []:
+            deployments.deployment_signal(self.physical_id, body)
+
     def _start(self, action):
         """Publish the derived config for ``action``; a cookie saying whether to wait."""
         source = self._source_config()
@@ -261,7 +310,8 @@ class SoftwareDeploymentResource(ResourcePlugin):
         row = self._row()
         if row is not None and not reacts:
             return None
-        transport = self.properties.get("signal_transport") or "CFN_SIGNAL"
+        transport = self.properties.get("signal_transport") or \
+            settings.HEATWEB["DEFAULT_DEPLOYMENT_SIGNAL_TRANSPORT"]
         values = dict(self.properties.get("input_values") or {})
         waits = transport != "NO_SIGNAL"
         inputs = derived_inputs(source.inputs, values, self._deploy_inputs(action, transport)) \
@@ -295,6 +345,7 @@ class SoftwareDeploymentResource(ResourcePlugin):
     def _complete(self, cookie):
         if not cookie or not cookie.get("wait"):
             return True
+        self._service_zaqar_signal()
         row = self._row()
         if row is None:
             raise ResourceFailure("The software deployment was deleted while waiting for it")
@@ -355,6 +406,10 @@ class SoftwareDeploymentResource(ResourcePlugin):
         row = self._row()
         if row is not None:
             deployments.deployment_delete(row)
+        if self.data.get(SIGNAL_QUEUE):  # Heat's _delete_zaqar_signal_queue, then the user
+            cloud_call(stack_user.user_cloud(self).object_delete, "queue",
+                       self.data.pop(SIGNAL_QUEUE))
+        stack_user.delete_user(self)
         return True
 
     def handle_cancel(self, action, cookie):

@@ -1,4 +1,12 @@
-"""Writes and reads of software configs and deployments (API, resources, pages)."""
+"""Writes and reads of software configs and deployments (API, resources, pages).
+
+Every create, delete and change of config of a deployment, whoever makes it (an
+``OS::Heat::SoftwareDeployment`` resource or the API), posts the metadata of its server to
+the server's Zaqar queue if it has one (``ZAQAR_MESSAGE``: Heat's
+``_push_metadata_software_deployments``).
+"""
+import logging
+
 from django.db import transaction
 from django.db.models import ProtectedError, Q
 from django.utils import timezone
@@ -8,9 +16,14 @@ from heatweb.api import as_uuid, page_limit
 from heatweb.exceptions import BadRequest, Conflict, EntityNotFound, StackValidationFailed
 from softwareconfig.components import check_io, signal_outcome
 from softwareconfig.models import DEPLOYMENT_STATUSES, SoftwareConfig, SoftwareDeployment
+from stacks.cloud import cloud_for_stack
 from stacks.models import Resource
 from stacks.ownership import change_refusal, config_delete_refusal
-from stacks.selectors import resource_metadata_shown
+from stacks.resources.base import ResourceFailure
+from stacks.resources.compute import push_metadata
+from stacks.selectors import metadata_queue_server, resource_metadata_shown
+
+log = logging.getLogger(__name__)
 
 
 class InvalidRestrictedAction(Conflict):
@@ -40,6 +53,18 @@ def config_get(project, config_id):
     if row is None:
         raise EntityNotFound(entity="Software config", name=config_id)
     return row
+
+
+def config_text(project_id, config_id):
+    """The ``config`` text of the project's software config ``config_id`` (a server's
+    ``user_data`` naming one, as Heat's ``get_software_config``), or None: no such config,
+    or one whose config is not a text."""
+    key = as_uuid(config_id)
+    if key is None:
+        return None
+    config = SoftwareConfig.objects.filter(project_id=project_id, pk=key) \
+        .values_list("config", flat=True).first()
+    return config if isinstance(config, str) else None
 
 
 def config_list(project, *, limit=None, marker=None):
@@ -89,10 +114,12 @@ def deployment_create(*, project, config_id, server_id, input_values=None, actio
         raise BadRequest("input_values must be a mapping.")
     _check_status(status)
     config = config_get(project, config_id) if config_id else None
-    return SoftwareDeployment.objects.create(
+    row = SoftwareDeployment.objects.create(
         project=project, config=config, server_id=str(server_id),
         input_values=input_values or {}, action=action or "INIT", status=status or "COMPLETE",
         status_reason=status_reason or "", stack_user_project_id=stack_user_project_id or "")
+    _push_server_metadata(row)
+    return row
 
 
 def deployment_get(project, deployment_id):
@@ -144,6 +171,8 @@ def deployment_update(deployment, *, config_id=None, input_values=None, output_v
     row.save()
     if row.status in ("COMPLETE", "FAILED"):
         _poke_waiting_resource(row)
+    if config_id is not None:  # Heat's: the metadata is the configs, only they change it
+        _push_server_metadata(row)
     return row
 
 
@@ -186,6 +215,28 @@ def deployment_delete(deployment):
     derived = deployment.config
     deployment.delete()
     _drop_if_unused(derived)
+    _push_server_metadata(deployment)
+
+
+def _push_server_metadata(deployment):
+    """Once committed, the deployment's server's metadata (its deployments as they now are)
+    posted to the server's Zaqar queue if it has one (Heat's
+    ``_push_metadata_software_deployments``). A queue that refuses is logged, as Heat logs a
+    metadata PUT that fails: the deployment is made all the same."""
+    project_id, server_id = deployment.project_id, deployment.server_id
+
+    def push():
+        server = metadata_queue_server(project_id, server_id)
+        if server is None:
+            return
+        try:
+            push_metadata(cloud_for_stack(server.stack), server.plugin_data,
+                          resource_metadata(server, project_id))
+        except ResourceFailure as error:
+            log.warning("could not post the metadata of server %s to its queue: %s",
+                        server_id, error)
+
+    transaction.on_commit(push)
 
 
 @transaction.atomic

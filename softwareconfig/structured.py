@@ -8,9 +8,7 @@ multi-part MIME message of its parts (inline text or other configs by id);
 for tools that have no inputs of their own.
 """
 import email
-import os
 from email.mime.multipart import MIMEMultipart
-from email.mime.text import MIMEText
 
 import yaml
 
@@ -20,6 +18,7 @@ from softwareconfig.resources import ConfigResource, SoftwareDeploymentResource
 from stacks.resources.base import ResourceFailure
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Property
+from stacks.resources.server_user_data import text_part
 
 UNGROUPED = "Heat::Ungrouped"
 
@@ -54,21 +53,6 @@ _PART = Property("Map", schema={
 })
 
 
-def _text_part(content, subtype, filename):
-    if not subtype and filename:
-        subtype = os.path.splitext(filename)[0]
-    try:
-        content.encode("us-ascii")
-        charset = "us-ascii"
-    except UnicodeEncodeError:
-        charset = "utf-8"
-    part = MIMEText(content, _subtype=subtype, _charset=charset) if subtype else \
-        MIMEText(content, _charset=charset)
-    if filename:
-        part.add_header("Content-Disposition", "attachment", filename=filename)
-    return part
-
-
 def mime_message(parts, config_text):
     """The multi-part MIME message of ``parts``; ``config_text(id)`` reads a config by id
     (None when there is none: the part is then the text itself)."""
@@ -81,11 +65,12 @@ def mime_message(parts, config_text):
             message = email.message_from_string(content)
             if message.is_multipart():
                 for part in message.get_payload():
-                    subparts.append(_text_part(part.get_payload(), part.get_content_subtype(),
-                                               part.get_filename()))
+                    subparts.append(text_part(part.get_payload(), part.get_filename(),
+                                              part.get_content_subtype() or None,
+                                              always_named=False))
             continue
-        subparts.append(_text_part(content, item.get("subtype") or "",
-                                   item.get("filename") or ""))
+        subparts.append(text_part(content, item.get("filename") or "",
+                                  item.get("subtype") or None, always_named=False))
     return MIMEMultipart(_subparts=subparts).as_string()
 
 

@@ -7,6 +7,7 @@ request; nothing is stored before it succeeds.
 """
 import dataclasses
 import json
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -15,6 +16,7 @@ from django.conf import settings
 from heatweb.exceptions import BadRequest, HeatError, InvalidTemplate, RequestLimitExceeded, \
     ResourceTypeNotFound, ResourceTypeUnavailable, StackValidationFailed
 from stacks.hot import UNRESOLVED, Template, load_text
+from stacks.hot.environment_files import merge_environment_files, parameter_types
 from stacks.hot.hooks import check_hooks
 from stacks.hot.environment import child_environment
 from stacks.hot.functions import contains_unresolved
@@ -98,6 +100,31 @@ def normalize_environment(environment, parameters=None):
     return environment
 
 
+def request_environment(environment, parameters, *, environment_files=None, files=None,
+                        template=None):
+    """The environment a request gives: its ``environment`` with its ``parameters``, or,
+    when it names ``environment_files``, those files of ``files`` merged in order after its
+    ``parameters`` (its ``environment`` ignored, as Heat's API does;
+    ``stacks.hot.environment_files``). ``template``: the request's (or, for a PATCH, the
+    stack's), whose parameters and those of the files' templates the merge takes."""
+    if not environment_files:
+        return normalize_environment(environment, parameters)
+    if parameters is not None and not isinstance(parameters, dict):
+        raise BadRequest("parameters must be a mapping.")
+    check_files(files or {})
+
+    def load(text):
+        return load_text(text, limits(), what="environment",
+                         limit=settings.HEATWEB["MAX_ENVIRONMENT_BYTES"]) \
+            if isinstance(text, str) else text
+
+    env = merge_environment_files(environment_files, files or {}, parameters,
+                                  parameter_types(template, files, load), load)
+    _check_environment_size(env)
+    check_hooks(env.get("resource_registry"))
+    return env
+
+
 def registry_mapping(registry_section, type_name):
     """What a resource_registry maps ``type_name`` to: its own entry, else the first
     glob entry whose prefix it has (``"OS::Networking::*": "OS::Neutron::*"`` maps
@@ -116,8 +143,9 @@ def registry_mapping(registry_section, type_name):
 # stack's resource_registry falls back to, so older templates keep working.
 GLOBAL_REGISTRY = {
     "OS::Quantum*": "OS::Neutron*",
-    # Heat's is a template of one OS::Aodh::Alarm: on a cloud without Aodh, the same answer.
-    "AWS::CloudWatch::Alarm": "OS::Aodh::Alarm",
+    # "AWS::CloudWatch::Alarm" (Heat's maps it to a template of one OS::Aodh::Alarm) and
+    # "AWS::RDS::DBInstance" are template resources of their own (aws_cloudwatch.py,
+    # aws_rds.py) on heatweb's own templates.
     "OS::Metering::Alarm": "OS::Aodh::Alarm",
     "OS::Ceilometer::Alarm": "OS::Aodh::Alarm",
     "OS::Ceilometer::GnocchiResourcesAlarm": "OS::Aodh::GnocchiResourcesAlarm",
@@ -311,11 +339,25 @@ def _type_exists(type_name, environment, files):
 
 
 class _DefinitionCache:
-    """Raw templates never change, so each worker keeps their definitions."""
+    """Raw templates never change, so each process keeps their definitions, the most
+    recently used first: at most ``size`` of them, with at most ``weight`` resources,
+    outputs and parameters in all (the newest is kept whatever its weight).
 
-    def __init__(self, size=64):
+    Every stack show and resource list asks for its stack's definition, and
+    building one (parsing, checking and resolving the template) cost about a
+    third of the CPU of those reads (docs/benchmarks.md, bench_api): the stacks
+    being read and polled stay here. A definition of a small template takes ~4
+    KB besides its template's own data; the weight bounds the memory of large
+    ones.
+    """
+
+    def __init__(self, size=1024, weight=10000):
         self.size = size
+        self.weight = weight
+        self.weights = {}  # key -> the weight of its definition
+        self.total = 0
         self.items = OrderedDict()
+        self.lock = threading.Lock()
         # ``(stack) -> InputLookup`` of a stack's stored resources: a child's facade
         # resolves its parent's references with it. Registered at start (StacksConfig.ready:
         # ``stacks.selectors.stored_lookup``), as the lookup is made of plugins, above here.
@@ -334,12 +376,26 @@ class _DefinitionCache:
                 raw_template.template, environment=raw_template.environment,
                 files=raw_template.files, stack_name=stack.name, stack_id=str(stack.pk),
                 project_id=stack.project_id, strict=False, facade=self._facade(stack))
-            self.items[key] = hit
-            if len(self.items) > self.size:
-                self.items.popitem(last=False)
-        self.items.move_to_end(key)
+            self._keep(key, hit)
+        else:
+            with self.lock:
+                if key in self.items:
+                    self.items.move_to_end(key)
         return hit
 
+    def _keep(self, key, definition):
+        weight = 1 + len(definition.resources) + len(definition.template.outputs) + \
+            len(definition.template.param_schemas)
+        with self.lock:  # a web worker's threads share the cache
+            if key in self.items:  # another thread built it meanwhile
+                self.items.move_to_end(key)
+                return
+            self.items[key] = definition
+            self.weights[key] = weight
+            self.total += weight
+            while len(self.items) > 1 and (len(self.items) > self.size
+                                           or self.total > self.weight):
+                self.total -= self.weights.pop(self.items.popitem(last=False)[0])
 
     def _facade(self, stack):
         """What ``resource_facade`` answers in a child stack: its parent resource's

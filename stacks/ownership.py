@@ -21,7 +21,8 @@ per cloud, kind and physical id:
 """
 import re
 
-from django.db import IntegrityError, transaction
+from django.db import connections, router
+from django.utils import timezone
 from django.db.models import Q
 
 from heatweb.exceptions import Conflict, EntityNotFound, StackLocked
@@ -94,17 +95,68 @@ def hold_take(res, plugin_cls, physical_id):
             cloud=cloud, kind=kind, physical_id=physical_id).delete()
     if not physical_id:
         return
-    try:
-        with transaction.atomic():  # one INSERT; the unique key says whether it was free
-            CloudHold.objects.create(cloud=cloud, kind=kind, physical_id=physical_id,
-                                     resource_id=res.pk, stack_id=res.stack_id)
+    if _hold_insert(cloud, kind, physical_id, res):
         return
-    except IntegrityError:
-        holder = CloudHold.objects.filter(cloud=cloud, kind=kind, physical_id=physical_id) \
-            .values_list("resource_id", flat=True).first()
+    holder = CloudHold.objects.filter(cloud=cloud, kind=kind, physical_id=physical_id) \
+        .values_list("resource_id", flat=True).first()
     if holder != res.pk:
         raise ObjectHeld(f"The {label(kind)} {physical_id} is held by another resource; "
                          f"a resource takes over only an object no other resource holds.")
+
+
+def holds_take_many(claims):
+    """``hold_take`` for many resources, ``[(res, plugin_cls, physical_id), ...]``: those
+    that held nothing before in one INSERT (a batch of creates), the others one by one;
+    ``ObjectHeld`` as ``hold_take`` when another resource holds one of the objects.
+    Call it in the transaction that stores their physical ids."""
+    fresh = []
+    for res, plugin_cls, physical_id in claims:
+        key = held_key(plugin_cls)
+        if key is None or not physical_id or res.physical_resource_id:
+            hold_take(res, plugin_cls, physical_id)
+        else:
+            fresh.append((*key, str(physical_id), res))
+    if not fresh or _holds_insert(fresh) == len(fresh):
+        return
+    # Some were held already: by the same resource (a create run again after a crash)
+    # or by another one, which refuses it as hold_take does.
+    claimed = {(cloud, kind, physical_id): res.pk for cloud, kind, physical_id, res in fresh}
+    held = Q()
+    for cloud, kind, physical_id in claimed:
+        held |= Q(cloud=cloud, kind=kind, physical_id=physical_id)
+    for cloud, kind, physical_id, holder in CloudHold.objects.filter(held).values_list(
+            "cloud", "kind", "physical_id", "resource_id"):
+        if holder != claimed[(cloud, kind, physical_id)]:
+            raise ObjectHeld(f"The {label(kind)} {physical_id} is held by another resource; "
+                             f"a resource takes over only an object no other resource holds.")
+
+
+def _hold_insert(cloud, kind, physical_id, res):
+    """True when the row was added (the object was free), False when the unique key
+    found a holder."""
+    return _holds_insert([(cloud, kind, physical_id, res)]) == 1
+
+
+def _holds_insert(rows):
+    """One ``INSERT ... ON CONFLICT DO NOTHING`` of ``[(cloud, kind, physical_id, res)]``:
+    the number of rows added (the objects that were free). One round trip, and no
+    savepoint in the caller's transaction (an INSERT that fails would need one to go on)."""
+    connection = connections[router.db_for_write(CloudHold)]
+    quote = connection.ops.quote_name
+    fields = [CloudHold._meta.get_field(name) for name in
+              ("cloud", "kind", "physical_id", "resource", "stack", "since")]
+    now = timezone.now()
+    params = [field.get_db_prep_save(value, connection)
+              for cloud, kind, physical_id, res in rows
+              for field, value in zip(fields, (cloud, kind, physical_id, res.pk, res.stack_id,
+                                               now))]
+    row = f"({', '.join(['%s'] * len(fields))})"
+    sql = (f"INSERT INTO {quote(CloudHold._meta.db_table)} "
+           f"({', '.join(quote(field.column) for field in fields)}) "
+           f"VALUES {', '.join([row] * len(rows))} ON CONFLICT DO NOTHING")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
 
 
 def holds_release(res):
@@ -112,15 +164,44 @@ def holds_release(res):
     CloudHold.objects.filter(resource_id=res.pk).delete()
 
 
-def holds_object(res, plugin_cls):
+def holds_release_many(resource_ids):
+    """``holds_release`` for many resources, in one statement."""
+    if resource_ids:
+        CloudHold.objects.filter(resource_id__in=list(resource_ids)).delete()
+
+
+def holds_object(res, plugin_cls, *, batch=None):
     """Whether resource ``res`` holds the object its physical id names (True for a type
-    that holds none, or a resource without a physical id: nothing to ask)."""
+    that holds none, or a resource without a physical id: nothing to ask).
+
+    ``batch``: the ids of the resources of the caller's batch (``res`` among them); the
+    holds of them all are then read in one query, on the first ask, and kept in the
+    ``batch`` object for the others (``held_in_batch``)."""
     key = held_key(plugin_cls)
     if key is None or not res.physical_resource_id:
         return True
     cloud, kind = key
+    if batch is not None:
+        return (res.pk, cloud, kind, res.physical_resource_id) in batch.holds()
     return CloudHold.objects.filter(cloud=cloud, kind=kind, resource_id=res.pk,
                                     physical_id=res.physical_resource_id).exists()
+
+
+class BatchHolds:
+    """The holds of a batch's resources, read in one query when first asked for.
+
+    Read after the batch's rows: a hold of one of them changes only under its lock, and
+    a lock taken here is conditional on the row as read (``atomic_key``), so for every
+    resource this batch locks the holds read are its current ones."""
+
+    def __init__(self, resource_ids):
+        self.resource_ids, self._holds = list(resource_ids), None
+
+    def holds(self):
+        if self._holds is None:
+            self._holds = set(CloudHold.objects.filter(resource_id__in=self.resource_ids)
+                              .values_list("resource_id", "cloud", "kind", "physical_id"))
+        return self._holds
 
 
 def holds_record_rows(stack, plugins):
@@ -340,7 +421,7 @@ def config_delete_refusal(config_id, *, project_id, user=None):
                        f"{locker.lock_message()}")
 
 
-__all__ = ["CHANGING_ACTIONS", "ObjectHeld", "action_change_refusal",
+__all__ = ["BatchHolds", "CHANGING_ACTIONS", "ObjectHeld", "action_change_refusal",
            "change_refusal", "changed_objects", "config_delete_refusal", "hold_take",
            "held_key", "holds_changed", "holds_object", "holds_record_rows", "holds_release",
            "object_holder_stack", "take_over_refusal", "taken_over"]

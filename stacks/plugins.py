@@ -7,12 +7,14 @@ the plugin of one resource row in it; ``InputLookup`` resolves
 """
 from dataclasses import dataclass, field
 
+from heatweb.exceptions import InvalidTemplateAttribute
 from stacks.cloud import cloud_for_stack
 from stacks.definitions import definition_cache, plugin_class_for_type
 from stacks.resources import registry
-from stacks.resources.base import PluginContext
+from stacks.resources.base import PluginContext, names_in
 from stacks.resources.deletion_policy import deletion_policy, with_policy
 from stacks.resources.external import EXTERNAL_ID, external_plugin
+from stacks.resources.stack import TemplateResource
 
 
 @dataclass
@@ -28,13 +30,23 @@ class NodeContext:
     node_input: dict | None = None  # the data its predecessors passed on
     waits: list = field(default_factory=list)  # Waiter rows, stored by waiting.waits_flush
     # Actions started in this batch that wait on a cloud object: their first look
-    # is one list call for the whole batch (check_resource.first_checks_run), not
+    # is one list call for the whole batch (batch_calls.first_checks_run), not
     # one call each. None: each action looks at once (a single poll).
     first_checks: list | None = None
     # Actions whose cloud calls run side by side at the end of the batch
-    # (check_resource.handles_run), when the cloud allows ``parallel_calls`` > 1.
+    # (batch_calls.handles_run), when the cloud allows ``parallel_calls`` > 1.
     handles: list | None = None
     parallel_calls: int = 1
+    # Owner records the batch's first checks take, written in one statement at the end
+    # of their transaction (batch_calls.first_checks_run). None: each is written at
+    # once.
+    pending_holds: list | None = None
+    # Resource locks the batch's actions take together, in one statement at the end of
+    # the batch (check_resource.locks_run). None: each is taken at once.
+    locks: list | None = None
+    # Resource saves written together (row_saves.saves_flush) at the end of a
+    # batch's transaction. None: each is written at once.
+    saves: list | None = None
 
     @property
     def action(self):
@@ -88,6 +100,36 @@ class InputLookup:
         return plugin.resolve_attribute(entry["attrs"], attr, path)
 
 
+def resolved_properties(definition, name, lookup):
+    """Resource ``name``'s properties as the engine converges it (and the update preview
+    expects): the template's functions resolved against ``lookup``, then each entry of a
+    ``named_resource_attributes`` list that names a resource of the stack replaced by
+    that attribute of it, as Heat's alarms do (``actions_to_urls``: ``alarm_actions:
+    [ScaleUpPolicy]`` is the policy's AlarmUrl). A resource without that attribute is
+    Heat's InvalidTemplateAttribute."""
+    cls = definition.plugins[name]
+    raw = definition.template.resolve(definition.resources[name].properties,
+                                      definition.params, lookup)
+    if not cls.named_resource_attributes or not isinstance(raw, dict):
+        return raw
+    raw = dict(raw)
+    for key, attribute in cls.named_resource_attributes.items():
+        named = set(names_in(raw.get(key), definition.resources))
+        if named:
+            raw[key] = [_named_attribute(definition, entry, attribute, lookup)
+                        if isinstance(entry, str) and entry in named else entry
+                        for entry in raw[key]]
+    return raw
+
+
+def _named_attribute(definition, name, attribute, lookup):
+    cls = definition.plugins[name]
+    # A template resource's attributes are its template's outputs, known when it is made.
+    if attribute not in cls.attributes_schema and not issubclass(cls, TemplateResource):
+        raise InvalidTemplateAttribute(resource=name, key=attribute)
+    return lookup.get_attribute(name, attribute)
+
+
 REPLACE, UPDATE, UNCHANGED = "replace", "update", "unchanged"
 
 
@@ -105,7 +147,7 @@ def update_decision(res, *, resource_type, cls, props):
     if res.type != resource_type or res.action == "DELETE" or res.state == "CHECK_FAILED" or \
             cls.replace_on_update or (changed and cls.needs_replacement_for(old, props, changed)):
         return REPLACE, changed
-    if not changed and res.status != "FAILED":
+    if not changed and res.status != "FAILED" and not cls.updates_unchanged(props):
         return UNCHANGED, changed
     return UPDATE, changed
 

@@ -1,79 +1,25 @@
 """Reads used by the API and the pages."""
 import functools
-import json
 
 from django.conf import settings
-from django.db import NotSupportedError, connection
-from django.db.models import BooleanField, F, Func, Q, TextField
-from django.db.models.functions import Coalesce
+from django.db import connection
+from django.db.models import Q
 
+from heatweb import written_sql
 from heatweb.api import as_uuid, page_limit, param_int
 from heatweb.exceptions import BadRequest, EntityNotFound, HeatError
 from stacks.definitions import definition_cache
 from stacks.models import Event, Resource, Stack
 from stacks.models import states as st
 from stacks.plugins import InputLookup, node_data, plugin_for, stack_context
-from stacks.resources import registry
-from stacks.written_reads import stack_by_pk
+from stacks.resources import registry, stack_user
+from stacks.resources.compute import METADATA_QUEUE
+from stacks import written_reads as written
+from stacks.written_reads import STACK_SUMMARY_FIELDS, stack_by_pk
 
 STACK_SORT_KEYS = {"stack_name": "name", "stack_status": "state", "creation_time": "created_at",
                    "updated_time": "updated_at"}
 STACK_FILTERS = ("name", "status", "action", "id", "tenant", "username", "owner_id")
-# The stack fields a summary shows (Heat's stack list), besides the owner's and
-# the locker's names and the template's description.
-STACK_SUMMARY_FIELDS = ("id", "name", "state", "status_reason", "created_at", "updated_at",
-                        "deleted_at", "parent_id", "project_id", "tags", "lock_level",
-                        "lock_reason", "locked_at", "lock_expires_at", "user_id",
-                        "locked_by_id", "pre_lock_state", "lock_allow", "lock_pending")
-
-
-class JsonMemberText(Func):
-    """One member of a JSON column, as JSON text (NULL when the key is absent).
-
-    JSON text, unlike Django's KeyTransform, decodes to the same value on
-    SQLite and PostgreSQL (KeyTransform turns the string "123" into 123 on
-    SQLite, KT turns the number 123 into "123" on PostgreSQL).
-    """
-
-    output_field = TextField()
-
-    def __init__(self, column, key, **extra):
-        super().__init__(column, **extra)
-        self.key = key
-
-    def as_sql(self, compiler, connection, **extra):
-        raise NotSupportedError(f"JsonMemberText does not support {connection.vendor}")
-
-    def as_postgresql(self, compiler, connection, **extra):
-        sql, params = compiler.compile(self.source_expressions[0])
-        return f"(({sql}) -> %s)::text", (*params, self.key)
-
-    def as_sqlite(self, compiler, connection, **extra):
-        # The -> operator (SQLite 3.38) answers the member's JSON text.
-        sql, params = compiler.compile(self.source_expressions[0])
-        return f"(({sql}) -> %s)", (*params, "$." + json.dumps(self.key))
-
-
-class JsonListHas(Func):
-    """Whether a JSON list column holds ``value`` (a string), on SQLite and PostgreSQL."""
-
-    output_field = BooleanField()
-
-    def __init__(self, column, value, **extra):
-        super().__init__(column, **extra)
-        self.value = value
-
-    def as_sql(self, compiler, connection, **extra):
-        raise NotSupportedError(f"JsonListHas does not support {connection.vendor}")
-
-    def as_postgresql(self, compiler, connection, **extra):
-        sql, params = compiler.compile(self.source_expressions[0])
-        return f"(({sql}) @> %s::jsonb)", (*params, json.dumps([self.value]))
-
-    def as_sqlite(self, compiler, connection, **extra):
-        sql, params = compiler.compile(self.source_expressions[0])
-        return (f"EXISTS (SELECT 1 FROM json_each({sql}) AS t WHERE t.type = 'text' "
-                f"AND t.value = %s)"), (*params, self.value)
 
 
 # Heat's tag filters of the stack list: each a comma-separated list of tags.
@@ -84,22 +30,6 @@ def _tag_list(params, key):
     values = params.getlist(key) if hasattr(params, "getlist") else [params.get(key)]
     tags = [t.strip() for v in values if v for t in str(v).split(",")]
     return [t for t in tags if t]
-
-
-def tag_filter(params):
-    """The ``Q`` of Heat's ``tags`` (all of), ``tags_any`` (any of), ``not_tags`` (not all
-    of) and ``not_tags_any`` (none of) filters; an empty ``Q`` when none is given."""
-    cond = Q()
-    for key in TAG_FILTERS:
-        tags = _tag_list(params, key)
-        if not tags:
-            continue
-        each = [Q(JsonListHas("tags", tag)) for tag in tags]
-        combined = each[0]
-        for term in each[1:]:
-            combined = combined & term if key in ("tags", "not_tags") else combined | term
-        cond &= ~combined if key.startswith("not_") else combined
-    return cond
 
 
 def stack_get(project, name_or_id, stack_id=None, *, show_deleted=False):
@@ -128,81 +58,89 @@ def stack_list(project, *, params):
     A row is a dict of ``STACK_SUMMARY_FIELDS`` with ``owner`` and
     ``locked_by_name`` (user names) and the template's ``description``, as
     ``stack_summary_row`` gives it for a loaded stack: one query, no model
-    instance and no template decoded per stack.
+    instance and no template decoded per stack. The statement is written
+    out (``stacks.written_reads.stack_list_rows``): the ORM took ~2 ms of
+    CPU to build and compile it for a 0.2 ms statement (docs/benchmarks.md).
     """
-    qs = Stack.objects.all()
-    qs = qs.filter(project=project) if project is not None else qs
-    scoped = qs
+    where = []  # (SQL, params) terms, ANDed
+    if project is not None:
+        where.append(('s."project_id" = %s', [project.pk]))
+    scoped = list(where)
     if params.get("show_deleted") not in ("true", "True", "1"):
-        qs = qs.filter(deleted_at__isnull=True)
+        where.append(('s."deleted_at" IS NULL', []))
     if params.get("show_nested") not in ("true", "True", "1"):
-        qs = qs.filter(parent__isnull=True)
-    qs = exclude_hidden_stacks(qs, params)
+        where.append(('s."parent_id" IS NULL', []))
+    hidden = hidden_stack_tags(params)
+    if hidden:
+        where.append(written.sql_not(written.sql_any([written.sql_tags_have(t) for t in hidden])))
     for key in STACK_FILTERS:
         values = params.getlist(key) if hasattr(params, "getlist") else [params.get(key)]
         values = [v for v in values if v]
-        if not values:
-            continue
-        cond = Q()
-        for value in values:
-            # Status and action as lists of whole states, so the (project, state) index serves.
-            cond |= {"name": Q(name=value), "id": _uuid_is("pk", value),
-                     "tenant": Q(project_id=value), "username": Q(user__username=value),
-                     # Heat's owner_id: the parent stack (found with show_nested, as in Heat)
-                     "owner_id": _uuid_is("parent_id", value),
-                     "status": Q(state__in=[s for s in st.ALL_STATES
-                                            if s.endswith(f"_{value.upper()}")]),
-                     "action": Q(state__in=[s for s in st.ALL_STATES
-                                            if s.startswith(f"{value.upper()}_")])}[key]
-        qs = qs.filter(cond)
-    qs = qs.filter(tag_filter(params))
+        if values:
+            where.append(written.sql_any([_stack_filter_sql(key, value) for value in values]))
+    where.extend(_tag_filter_sql(params))
     sort_key = (sort_columns(_values(params, "sort_keys"), STACK_SORT_KEYS) or
                 ["created_at"])[0]
     direction = params.get("sort_dir") or "desc"
     if direction not in ("asc", "desc"):
         raise BadRequest(f"Unknown sort direction {direction}, must be 'desc' or 'asc'.")
-    order = [("-" if direction == "desc" else "") + k for k in (sort_key, "id")]
-    qs = qs.order_by(*order)
     marker = params.get("marker")
     if marker:
         # The marker is looked up among the stacks this list may show (the
         # caller's project): another project's stack id is "not found".
-        anchor = scoped.filter(pk=as_uuid(marker)).values(sort_key, "id").first()
+        marker_id = as_uuid(marker)
+        anchor = written.stack_sort_anchor(scoped, sort_key, marker_id) if marker_id else None
         if anchor is None:
             raise BadRequest(f"Marker {marker} not found.")
-        op = "lt" if direction == "desc" else "gt"
-        qs = qs.filter(Q(**{f"{sort_key}__{op}": anchor[sort_key]})
-                       | Q(**{sort_key: anchor[sort_key], f"id__{op}": anchor["id"]}))
-    rows = qs.values(*STACK_SUMMARY_FIELDS, owner=F("user__username"),
-                     locked_by_name=F("locked_by__username"),
-                     description_json=Coalesce(  # a CloudFormation template's "Description"
-                         JsonMemberText("raw_template__template", "description"),
-                         JsonMemberText("raw_template__template", "Description")))
-    return [_summary_row(row) for row in rows[:page_limit(params.get("limit"))]]
+        if anchor[0] is None:  # as the ORM's lookup refused it (a NULL updated_at)
+            raise ValueError("Cannot use None as a query value")
+        where.append(written.sql_after(sort_key, direction, anchor))
+    return written.stack_list_rows(where, sort_key, direction,
+                                   page_limit(params.get("limit")))
 
 
-def _uuid_is(field, value):
-    """``field`` equals the UUID ``value``; nothing matches a value that is no UUID."""
-    uid = as_uuid(value)
-    return Q(**{field: uid}) if uid is not None else Q(pk__in=[])
+def _stack_filter_sql(key, value):
+    """The SQL term of one value of one of Heat's stack list filters."""
+    if key in ("id", "owner_id"):
+        uid = as_uuid(value)
+        if uid is None:  # no UUID: matches nothing
+            return "1 = 0", []
+        column = "id" if key == "id" else "parent_id"
+        return f's."{column}" = %s', [written.stack_pk_value(uid)]
+    if key in ("status", "action"):
+        # Status and action as lists of whole states, so the (project, state) index serves.
+        value = value.upper()
+        states = [s for s in st.ALL_STATES
+                  if (s.endswith(f"_{value}") if key == "status" else s.startswith(f"{value}_"))]
+        if not states:
+            return "1 = 0", []
+        return f's."state" IN ({", ".join(["%s"] * len(states))})', states
+    column = {"name": 's."name"', "tenant": 's."project_id"', "username": 'u."username"'}[key]
+    return f"{column} = %s", [value]
 
 
-def exclude_hidden_stacks(qs, params):
+def _tag_filter_sql(params):
+    """``tag_filter``'s terms as SQL: ``tags`` (all of), ``tags_any`` (any of),
+    ``not_tags`` (not all of) and ``not_tags_any`` (none of)."""
+    terms = []
+    for key in TAG_FILTERS:
+        tags = _tag_list(params, key)
+        if not tags:
+            continue
+        each = [written.sql_tags_have(tag) for tag in tags]
+        combined = written.sql_all(each) if key in ("tags", "not_tags") else \
+            written.sql_any(each)
+        terms.append(written.sql_not(combined) if key.startswith("not_") else combined)
+    return terms
+
+
+def hidden_stack_tags(params):
     """Heat's ``hidden_stack_tags``: stacks with a hidden tag (``HEATWEB_HIDDEN_STACK_TAGS``)
-    are left out of a list unless it asks ``show_hidden=true``."""
+    are left out of a list unless it asks ``show_hidden=true``; the tags left out."""
     hidden = settings.HEATWEB["HIDDEN_STACK_TAGS"]
     if not hidden or str(params.get("show_hidden")).lower() in ("true", "1", "yes", "on"):
-        return qs
-    cond = Q()
-    for tag in hidden:
-        cond |= Q(JsonListHas("tags", tag))
-    return qs.exclude(cond)
-
-
-def _summary_row(row):
-    text = row.pop("description_json")
-    row["description"] = "" if text is None else json.loads(text)
-    return row
+        return []
+    return list(hidden)
 
 
 def template_description(template):
@@ -220,15 +158,29 @@ def stack_summary_row(stack):
     return row
 
 
-def stack_resources(stack, *, nested_depth=0):
-    """Current resources (nested ones down to ``nested_depth``), with their stack."""
-    rows = current_resources(stack, ordered=True)
+# The fields of a resource row the resource list shows without ``with_detail`` (and filters
+# and orders by): the rest (properties, attributes, metadata, the action's cookie: JSON
+# decoded on every read) stays deferred.
+RESOURCE_LIST_FIELDS = ("id", "uuid", "stack", "name", "type", "physical_resource_id",
+                        "plugin_data", "state", "status_reason", "requires", "created_at",
+                        "updated_at")
+# The fields ``stored_lookup`` reads of a row: its plugin (``plugins.plugin_for``, the
+# deletion policy of one being deleted), its reference and its attributes.
+RESOURCE_LOOKUP_FIELDS = ("id", "stack", "name", "type", "physical_resource_id",
+                          "properties_data", "attributes_data", "plugin_data", "state",
+                          "template")
+
+
+def stack_resources(stack, *, nested_depth=0, fields=None):
+    """Current resources (nested ones down to ``nested_depth``), with their stack; only
+    ``fields`` of them (``current_resources``) when given."""
+    rows = current_resources(stack, ordered=True, fields=fields)
     for row in rows:
         row.stack = stack  # the one already loaded, rather than a copy joined per row
     if nested_depth > 0:
         children = Stack.objects.filter(parent=stack, deleted_at__isnull=True)
         for child in children:
-            rows.extend(stack_resources(child, nested_depth=nested_depth - 1))
+            rows.extend(stack_resources(child, nested_depth=nested_depth - 1, fields=fields))
     return rows
 
 
@@ -421,6 +373,25 @@ def resource_metadata_shown(res):
     return registry.plugin_or_base(res.type).shown_metadata(res)
 
 
+def metadata_queue_server(project_id, server_id):
+    """The server resource of the project whose physical id is ``server_id`` and whose
+    metadata goes to a Zaqar queue (``ZAQAR_MESSAGE``), unless it is being deleted (Heat's
+    ``resource_get_by_physical_resource_id``, a ``DELETE`` action left out); None otherwise."""
+    return (Resource.objects.filter(stack__project_id=project_id,
+                                    physical_resource_id=str(server_id),
+                                    plugin_data__has_key=METADATA_QUEUE)
+            .exclude(state__startswith="DELETE").select_related("stack").first())
+
+
+def resource_by_access_key(access_key):
+    """The live resource (its stack not deleted) whose EC2 key pair has ``access_key``
+    (``stacks.resources.stack_user.ensure_keypair``), its stack read with it; None when
+    none has."""
+    return (Resource.objects.filter(**{f"plugin_data__{stack_user.ACCESS_KEY}": access_key})
+            .exclude(state="DELETE_COMPLETE").filter(stack__deleted_at__isnull=True)
+            .select_related("stack").order_by("-id").first())
+
+
 def resource_attributes(res):
     """The attributes a resource's show lists: the stored ones, a group's members' read
     from their rows (the group stores only where they are)."""
@@ -431,16 +402,17 @@ def stored_lookup(stack, ctx=None):
     """``get_resource``/``get_attr`` of a stack's resources from their stored data."""
     ctx = ctx or stack_context(stack)
     data = {}
-    for res in current_resources(stack, initialised=True):
+    for res in current_resources(stack, initialised=True, fields=RESOURCE_LOOKUP_FIELDS):
         data[res.name] = node_data(res, plugin_for(ctx, res)) \
             if res.name in ctx.definition.plugins else \
             {"id": res.pk, "name": res.name, "ref": None, "attrs": res.attributes_data}
     return InputLookup(data, ctx.definition.plugins)
 
 
-def current_resources(stack, *, ordered=False, initialised=False):
+def current_resources(stack, *, ordered=False, initialised=False, fields=None):
     """The stack's resources not replaced and not deleted (nor ``INIT_COMPLETE`` ones when
-    ``initialised``), by id when ``ordered``.
+    ``initialised``), by id when ``ordered``; only ``fields`` (a tuple of field names) are
+    read when given, the others deferred (as ``only()`` leaves them).
 
     The show and the resource list of every stack read these, so the query is
     written out (``raw()``) rather than built by the ORM on each call, which
@@ -448,15 +420,16 @@ def current_resources(stack, *, ordered=False, initialised=False):
     """
     excluded = ["DELETE_COMPLETE"] + ([st.INIT_COMPLETE] if initialised else [])
     stack_id = Resource._meta.get_field("stack").get_db_prep_value(stack.pk, connection)
-    return list(Resource.objects.raw(_current_resources_sql(len(excluded), ordered),
-                                     [stack_id, *excluded]))
+    return [written_sql.instance(Resource, "r", row, fields) for row in written_sql.fetch(
+        _current_resources_sql(len(excluded), ordered, fields), [stack_id, *excluded])]
 
 
 @functools.cache
-def _current_resources_sql(excluded, ordered):
+def _current_resources_sql(excluded, ordered, fields=None):
     table = Resource._meta.db_table
-    return (f'SELECT * FROM "{table}" WHERE "replaced_by_id" IS NULL AND "stack_id" = %s'
-            + ' AND NOT ("state" = %s)' * excluded + (' ORDER BY "id" ASC' if ordered else ""))
+    return (f'SELECT {written_sql.columns(Resource, "r", fields)} FROM "{table}" r '
+            'WHERE r."replaced_by_id" IS NULL AND r."stack_id" = %s'
+            + ' AND NOT (r."state" = %s)' * excluded + (' ORDER BY r."id" ASC' if ordered else ""))
 
 
 def stack_outputs(stack):

@@ -5,7 +5,11 @@ Standalone: Python 3.8+ standard library only, no Django, so it can be
 copied to a server as it is (with the ``hooks/`` folder next to it).
 
 For one server id it polls ``GET {endpoint}/software_deployments/metadata/{server}``
-and, for each config not applied yet:
+with a token, or (``--cfn-metadata-url`` and the rest of os-collect-config's ``cfn``
+settings, which a ``POLL_SERVER_CFN`` server's metadata carries) the CloudFormation
+API's ``DescribeStackResource`` of the server, signed with its EC2 key pair (signature
+version 2, as os-collect-config's ``cfn`` collector), and takes the ``deployments`` of
+the resource's metadata. For each config not applied yet:
 
 * group ``component``: picks the entry whose ``actions`` contain the config's
   ``deploy_action`` (none: nothing to run, says so) and runs that entry's
@@ -23,8 +27,13 @@ a restart reruns nothing; a signal that could not be sent is retried.
 
     heatweb_agent.py --endpoint http://HOST:8004/v1/PROJECT --token TOKEN \\
         --server-id SERVER [--once | --interval 10] [--hooks-dir DIR]
+    heatweb_agent.py --cfn-metadata-url http://HOST:8004/v1/ --access-key-id KEY \\
+        --secret-access-key SECRET --stack-name STACK --path server.Metadata ...
 """
 import argparse
+import base64
+import hashlib
+import hmac
 import json
 import logging
 import os
@@ -32,19 +41,40 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
+from xml.etree import ElementTree
 
 log = logging.getLogger("heatweb-agent")
 HERE = Path(__file__).resolve().parent
 HOOK_TIMEOUT = 3600
 
 
+def _quoted(text):
+    return urllib.parse.quote(str(text).encode("utf-8"), safe="-_.~")
+
+
+def ec2_signed_url(url, params, *, access, secret):
+    """``url`` with ``params`` and their EC2 signature, version 2 with HmacSHA256 (the
+    verb, the host as the URL names it, the path and the sorted query, signed)."""
+    parts = urllib.parse.urlsplit(url)
+    params = {**params, "AWSAccessKeyId": access, "SignatureVersion": "2",
+              "SignatureMethod": "HmacSHA256"}
+    query = "&".join(f"{_quoted(k)}={_quoted(v)}" for k, v in sorted(params.items()))
+    text = f"GET\n{parts.netloc}\n{parts.path or '/'}\n{query}"
+    mac = hmac.new(secret.encode(), text.encode(), hashlib.sha256).digest()
+    query += "&Signature=" + _quoted(base64.b64encode(mac).decode())
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/", query, ""))
+
+
 class Agent:
-    def __init__(self, *, endpoint, token, server_id, state_dir, hooks_dirs, http_timeout=30):
-        self.endpoint = endpoint.rstrip("/")
+    def __init__(self, *, endpoint=None, token=None, server_id=None, state_dir, hooks_dirs,
+                 cfn=None, http_timeout=30):
+        self.endpoint = (endpoint or "").rstrip("/")
         self.token = token
         self.server_id = server_id
+        self.cfn = cfn  # os-collect-config's cfn settings, or None
         self.state_dir = Path(state_dir)
         self.deployed_dir = self.state_dir / "deployed"
         self.deployed_dir.mkdir(parents=True, exist_ok=True)
@@ -66,8 +96,29 @@ class Agent:
         return json.loads(text)
 
     def metadata(self):
+        if self.cfn:
+            return self.cfn_metadata().get("deployments") or []
         url = f"{self.endpoint}/software_deployments/metadata/{self.server_id}"
         return self._request("GET", url)["metadata"]
+
+    def cfn_metadata(self):
+        """The metadata of ``--path`` (``RESOURCE.Metadata``) by ``DescribeStackResource``."""
+        cfn = self.cfn
+        resource, _, field = cfn["path"].partition(".")
+        url = ec2_signed_url(cfn["metadata_url"], {
+            "Action": "DescribeStackResource", "StackName": cfn["stack_name"],
+            "LogicalResourceId": resource}, access=cfn["access_key_id"],
+            secret=cfn["secret_access_key"])
+        request = urllib.request.Request(url, method="GET")
+        with urllib.request.urlopen(request, timeout=self.http_timeout) as answer:
+            root = ElementTree.fromstring(answer.read())
+        found = root.find(f"DescribeStackResourceResult/StackResourceDetail/{field or 'Metadata'}")
+        if found is None or not found.text:
+            raise ValueError(f"no {field} in the DescribeStackResource answer")
+        value = json.loads(found.text)
+        if not isinstance(value, dict):
+            raise ValueError(f"{field} is not a JSON object")
+        return value
 
     # One pass ------------------------------------------------------------------------
 
@@ -190,8 +241,16 @@ def parse_args(argv):
     parser.add_argument("--once", action="store_true", help="one pass, then exit")
     parser.add_argument("--interval", type=float, default=10.0, help="seconds between polls")
     parser.add_argument("--log-level", default=env("HEATWEB_AGENT_LOG_LEVEL", "INFO"))
+    cfn = parser.add_argument_group("CloudFormation metadata (os-collect-config's cfn)")
+    cfn.add_argument("--cfn-metadata-url", help="http://HOST/v1/ (instead of --endpoint)")
+    cfn.add_argument("--access-key-id")
+    cfn.add_argument("--secret-access-key")
+    cfn.add_argument("--stack-name")
+    cfn.add_argument("--path", default=None, help="RESOURCE.Metadata")
     args = parser.parse_args(argv)
-    for name in ("endpoint", "token", "server_id"):
+    required = ("cfn_metadata_url", "access_key_id", "secret_access_key", "stack_name",
+                "path") if args.cfn_metadata_url else ("endpoint", "token", "server_id")
+    for name in required:
         if not getattr(args, name):
             parser.error(f"--{name.replace('_', '-')} is required")
     return args
@@ -201,14 +260,19 @@ def main(argv=None):
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s heatweb-agent %(levelname)s %(message)s")
+    cfn = {"metadata_url": args.cfn_metadata_url, "access_key_id": args.access_key_id,
+           "secret_access_key": args.secret_access_key, "stack_name": args.stack_name,
+           "path": args.path} if args.cfn_metadata_url else None
     agent = Agent(endpoint=args.endpoint, token=args.token, server_id=args.server_id,
-                  state_dir=args.state_dir, hooks_dirs=[*args.hooks_dir, HERE / "hooks"])
-    log.info("server %s, endpoint %s, hooks in %s", args.server_id, args.endpoint,
-             ", ".join(str(d) for d in agent.hooks_dirs))
+                  state_dir=args.state_dir, hooks_dirs=[*args.hooks_dir, HERE / "hooks"],
+                  cfn=cfn)
+    log.info("server %s, endpoint %s, hooks in %s", args.server_id,
+             args.cfn_metadata_url or args.endpoint, ", ".join(str(d) for d in agent.hooks_dirs))
     while True:
         try:
             agent.run_once()
-        except (urllib.error.URLError, OSError, ValueError, KeyError) as error:
+        except (urllib.error.URLError, OSError, ValueError, KeyError,
+                ElementTree.ParseError) as error:
             log.error("polling the metadata failed: %s", error)
             if args.once:
                 return 1

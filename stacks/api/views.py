@@ -11,6 +11,7 @@ from heatweb.tokens import is_cloud_admin
 from softwareconfig import services as deployments
 from stacks import selectors
 from stacks.api.action_bodies import action_args, body_action
+from stacks.definitions import request_environment
 from stacks.api.representations import Links, event_body, resource_body, stack_detail, \
     stack_summary
 from stacks.hidden import hidden_values, hidden_values_by_stack, masked_environment, \
@@ -51,8 +52,9 @@ def _too_many_tags():
                                 f"{MAX_TAG_LENGTH} characters each.")
 
 
-def stack_input(body, *, require_name=True):
-    """The create/update/preview arguments from a Heat request body."""
+def stack_input(body, *, require_name=True, stack=None, patch=False):
+    """The create/update/preview arguments from a Heat request body (``stack``: the one a
+    PATCH updates, whose files and template its environment files are merged with)."""
     name = body.get("stack_name")
     if require_name:
         if not name:
@@ -69,7 +71,15 @@ def stack_input(body, *, require_name=True):
     params = body.get("parameters") or {}
     if not isinstance(params, dict):
         raise BadRequest("parameters must be a mapping.")
-    return dict(template=body.get("template"), environment=body.get("environment"),
+    environment, names = body.get("environment"), body.get("environment_files")
+    if names:  # as Heat: the files merged after the parameters, the environment ignored
+        old = stack.raw_template if stack is not None and patch else None
+        environment = request_environment(
+            None, params, environment_files=names,
+            files={**old.files, **files} if old is not None else files,
+            template=body.get("template") or (old.template if old is not None else None))
+        params = {}
+    return dict(template=body.get("template"), environment=environment,
                 parameters=params, files=files,
                 timeout_mins=param_minutes(body.get("timeout_mins")),
                 tags=_tags(body.get("tags")))
@@ -172,7 +182,7 @@ class StackDetailApi(StackApiBase):
     def _update(self, stack_name, stack_id, *, patch):
         body = self.body()
         stack = self.stack(stack_name, stack_id)
-        args = stack_input(body, require_name=False)
+        args = stack_input(body, require_name=False, stack=stack, patch=patch)
         if not patch and not args["template"]:
             raise BadRequest("No template specified.")
         # As Heat: a PUT without tags clears them, a PATCH without tags keeps them.
@@ -200,7 +210,7 @@ class StackUpdatePreviewApi(StackApiBase):
     def _preview(self, stack_name, stack_id, *, patch):
         body = self.body()
         stack = self.stack(stack_name, stack_id)
-        args = stack_input(body, require_name=False)
+        args = stack_input(body, require_name=False, stack=stack, patch=patch)
         result = stack_update_preview(stack, patch=patch,
                                       clear_parameters=body.get("clear_parameters") or (),
                                       show_nested=param_bool(
@@ -274,11 +284,13 @@ class ResourceListApi(StackApiBase):
         selectors.check_list_params(params, selectors.RESOURCE_LIST_PARAMS)
         stack = self.stack(stack_name, stack_id)
         depth = param_int(params.get("nested_depth"), "nested_depth", default=0)
-        rows = selectors.stack_resources(stack, nested_depth=depth)
+        detail = param_bool(params.get("with_detail"))
+        rows = selectors.stack_resources(
+            stack, nested_depth=depth,
+            fields=None if detail else selectors.RESOURCE_LIST_FIELDS)
         required_by = _required_by(rows)
         rows = selectors.filter_resources(rows, params)
         links = self.links()
-        detail = param_bool(params.get("with_detail"))
         nested = selectors.nested_stack_names(rows)
         hidden = hidden_values_by_stack(rows)
         return Response({"resources": [

@@ -15,6 +15,7 @@ given out just now.
 """
 import json
 from abc import ABC, abstractmethod
+from contextlib import nullcontext
 
 # ``server_create``'s ``options``: Nova's further create options a server may be given.
 SERVER_OPTIONS = ("admin_pass", "config_drive", "scheduler_hints", "tags")
@@ -37,12 +38,36 @@ def nova_metadata(metadata):
             for key, value in (metadata or {}).items()}
 
 
+# A server dict's (``server_get``, ``server_list``) ``{network name: id}`` of its
+# addresses, when the driver knows them from the ports it read anyway; not a field
+# of the server as Nova shows it (the plugin takes it out of ``show``).
+NETWORK_IDS = "_network_ids"
+
+
+class CreatedId(str):
+    """An id as ``object_create`` may return it: with ``described``, the create's own
+    answer as ``object_get`` would give it (the object's attributes without reading it
+    again), when the driver has it."""
+
+    def __new__(cls, object_id, described=None):
+        made = super().__new__(cls, object_id)
+        made.described = described
+        return made
+
+
 class CloudDriver(ABC):
     """Servers, images and generic objects of one cloud."""
 
     # How many calls the engine may have in flight at once for one batch of
     # nodes (their round trips overlap); 1: one after another.
     parallel_calls = 1
+
+    def task_reads(self):
+        """A context around one engine task's calls, in which the driver may answer a read
+        of its own (one a real cloud makes on its side) once for all of them: the
+        simulated cloud's fault check and network choice. A real cloud's driver reads
+        nothing of the kind: nothing to keep."""
+        return nullcontext()
 
     def for_stack(self, stack):
         """The driver acting for ``stack``'s owner (Keystone mode: through the stack's trust)."""
@@ -51,6 +76,11 @@ class CloudDriver(ABC):
     def for_user(self, user, project_id):
         """The driver acting as ``user`` in ``project_id`` (Keystone mode: the caller's own
         token), for what Heat checks in the request's context before a stack exists."""
+        return self
+
+    def for_stack_user(self, user_id, password, project_id):
+        """The driver logged in as a stack user (``heatweb.stack_users``) in its project;
+        a cloud without Keystone has none: the driver itself."""
         return self
 
     def visible_to(self, kind, physical_id, *, project_id):
@@ -135,9 +165,17 @@ class CloudDriver(ABC):
         the one the server was made with (kept in its metadata), when known."""
 
     @abstractmethod
-    def server_delete(self, server_id):
+    def server_delete(self, server_id, *, internal_ports=None):
         """Delete the server (refused while it is locked), and the ports made for its
-        ``networks`` entries naming a subnet."""
+        ``networks`` entries naming a subnet: ``internal_ports`` when the caller read them
+        (``internal_ports_by_server``), else the driver looks for them."""
+
+    def internal_ports_by_server(self):
+        """``{server id: [port id]}``: the ports made for servers' ``networks`` entries
+        naming a subnet, of every server the caller sees; one read for a task's server
+        deletes (Heat keeps them in each resource's data). A cloud whose driver makes none
+        of its own: ``{}``."""
+        return {}
 
     @abstractmethod
     def server_suspend(self, server_id):

@@ -72,8 +72,10 @@ KINDS = _kinds(
     Kind("quota", "compute", "Quota", refs={"project": "project"}),
     # Cinder
     Kind("volume", "block-storage", "Volume",
-         refs={"snapshot_id": "volume_snapshot", "source_volid": "volume"}),
+         refs={"snapshot_id": "volume_snapshot", "source_volid": "volume",
+               "backup_id": "volume_backup"}),
     Kind("volume_snapshot", "block-storage", "Snapshot", refs={"volume_id": "volume"}),
+    Kind("volume_backup", "block-storage", "Backup", refs={"volume_id": "volume"}),
     Kind("volume_type", "block-storage", "Volume type", unique_name=True),
     Kind("volume_type_encryption", "block-storage", "Volume type encryption",
          refs={"volume_type_id": "volume_type"}),
@@ -99,6 +101,11 @@ KINDS = _kinds(
     Kind("queue", "messaging", "Queue"),
     Kind("queue_subscription", "messaging", "Subscription"),
     Kind("queue_message", "messaging", "Message"),  # the simulated Zaqar's messages
+    # Mistral (a workflow's and a cron trigger's id is its name, as Heat's physical id;
+    # an execution's its UUID)
+    Kind("workflow", "workflowv2", "Workflow", unique_name=True),
+    Kind("cron_trigger", "workflowv2", "Cron trigger", unique_name=True),
+    Kind("workflow_execution", "workflowv2", "Execution"),
     # Octavia (members and L7 rules: "<pool id>/<member id>", "<policy id>/<rule id>")
     Kind("loadbalancer", "load-balancer", "Load balancer",
          refs={"vip_subnet_id": "subnet", "vip_network_id": "network"}),

@@ -80,9 +80,14 @@ def read_cfn(raw, key):
                        mappings=_mapping(raw, "Mappings"))
 
 
+def stack_arn(*, stack_name, stack_id, project_id):
+    """A stack's ARN, as Heat's CloudFormation answers name it."""
+    return f"arn:openstack:heat::{project_id}:stacks/{stack_name}/{stack_id}"
+
+
 def pseudo_parameters(*, stack_name, stack_id, project_id):
     """Heat's CloudFormation pseudo parameters; AWS::StackId is the stack's ARN."""
-    arn = (f"arn:openstack:heat::{project_id}:stacks/{stack_name}/{stack_id}"
+    arn = (stack_arn(stack_name=stack_name, stack_id=stack_id, project_id=project_id)
            if stack_id else "None")
     return {"AWS::StackId": arn, "AWS::StackName": stack_name, "AWS::Region": REGION}
 

@@ -27,7 +27,10 @@ class CloudJSONEncoder(json.JSONEncoder):
     its stack stayed IN_PROGRESS). A NUL becomes U+FFFD, as undecodable bytes do."""
 
     def encode(self, o):
-        return super().encode(_without_nul(o))
+        # JSON writes a NUL as the escape \u0000: only a value whose JSON has one is
+        # rebuilt without it (the common value is encoded once and not copied).
+        text = super().encode(o)
+        return super().encode(_without_nul(o)) if "\\u0000" in text else text
 
 
 def _same_action(status):

@@ -6,9 +6,12 @@
 Each is one ``alarm`` object of the alarming service: Aodh's shape (``type``, the
 ``<type>_rule`` of the type's own properties, the common ``alarm_actions`` ... and
 ``enabled``), as Heat's ``BaseAlarm._reformat_properties`` sends it. A queue of
-``alarm_queues`` becomes Heat's ``trust+zaqar://?queue_name=...`` action. Suspend
-disables the alarm, resume enables it, as Heat. On a cloud whose catalog has no
-``alarming`` service, validation answers Heat's ResourceTypeUnavailable. The
+``alarm_queues`` becomes Heat's ``trust+zaqar://?queue_name=...`` action; an action that
+is the name of a resource of the stack is that resource's ``AlarmUrl`` (Heat's
+``actions_to_urls``: the engine waits for the resource and puts the URL in,
+``named_resource_attributes``). Suspend disables the alarm, resume enables it, as Heat.
+On a cloud whose catalog has no ``alarming`` service, validation answers Heat's
+ResourceTypeUnavailable. The
 simulated cloud keeps alarms as generic objects that never evaluate: a test
 fires one by calling its ``alarm_actions`` as Aodh's notifier does.
 """
@@ -82,6 +85,9 @@ class AodhAlarm(CloudObjectResource):
     alarm_type = "threshold"
     rule_properties = ()
     attributes_schema = attributes()
+    # Heat's actions_to_urls: an action that is the name of a resource of the stack is
+    # that resource's AlarmUrl (an AWS::AutoScaling::ScalingPolicy's).
+    named_resource_attributes = {action: "AlarmUrl" for action in ACTION_QUEUES}
 
     def cloud_fields(self, props, names=None):
         """Aodh's whole alarm (an update sends it whole too: ``names`` is not used)."""
@@ -94,7 +100,7 @@ class AodhAlarm(CloudObjectResource):
                 continue
             fields[key] = props[key]
         for action, queues in ACTION_QUEUES.items():
-            urls = list(props.get(action) or [])
+            urls = [url for url in props.get(action) or [] if url]  # Heat drops empty ones
             urls += [f"trust+zaqar://?{urlencode({'queue_name': q})}"
                      for q in props.get(queues) or []]
             fields[action] = urls

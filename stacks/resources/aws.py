@@ -7,7 +7,6 @@ plugin does the work. ``AWS::AutoScaling::LaunchConfiguration`` is in
 ``instance_group``. The VPC types (``AWS::EC2::VPC``, ``Subnet``, ``EIP``...)
 are not provided.
 """
-import re
 
 from heatweb.exceptions import BadRequest
 from stacks.models import Resource
@@ -19,14 +18,13 @@ from stacks.resources.instance_group import LAUNCH_CONFIGURATION_TYPE, member_se
 from stacks.resources.neutron import SecurityGroup
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property, Range
-from stacks.resources.signal_urls import signal_url
+from stacks.resources.signal_urls import handle_uuid, signal_url
 from stacks.resources.stack import NestedStackResource
 from stacks.resources.update_policy import CFN_ROLLING_UPDATE_SCHEMA, cfn_rolling_policy
 from stacks.resources.wait_condition import AWS_HANDLE_TYPE, CFN_KEYS, WaitCondition, \
     WaitConditionHandle
 
 AWS_CONDITION_TYPE = "AWS::CloudFormation::WaitCondition"
-_URL_UUID = re.compile(r"/signal/([0-9a-fA-F-]{32,36})/")
 
 
 def _accepted(kind, what="Accepted; not used."):
@@ -70,6 +68,7 @@ class Instance(CfnMapped, Server):
     """
 
     type_name = "AWS::EC2::Instance"
+    cloudinit_user = "ec2-user"  # Heat's Instance: build_userdata(..., 'ec2-user')
     properties_schema = {
         "ImageId": Property("String", description="Glance image ID or name.", required=True),
         "InstanceType": Property("String", description="Nova instance type (flavor).",
@@ -232,12 +231,6 @@ class CfnWaitConditionHandle(WaitConditionHandle):
         return [pk for pk, pending in rows.values_list("pk", "action_cookie")
                 if handle_uuid(((pending or {}).get("props") or {}).get("Handle"))
                 == self.physical_id]
-
-
-def handle_uuid(reference):
-    """The handle's id in its signed URL (its reference), or the text itself."""
-    found = _URL_UUID.search(str(reference or ""))
-    return found.group(1) if found else reference
 
 
 @register

@@ -9,10 +9,11 @@ condition the instance signals once haproxy runs. The configuration is made from
 
 Heat's nested template also has ``latency_watcher``, an ``AWS::CloudWatch::Alarm``
 (an Aodh alarm in Heat 27) that the instance pushes its haproxy latency to with
-``cfn-push-stats``. No cloud heatweb drives has Aodh: the template here is Heat's
-without the alarm and without that crontab line, as a Heat operator on a cloud
-without Aodh writes it for Heat's ``loadbalancer_template`` option (Heat's default
-template is refused there: ``ResourceTypeUnavailable`` for the alarm).
+``cfn-push-stats``. The template here is Heat's without the alarm and without that
+crontab line, as a Heat operator writes it for Heat's ``loadbalancer_template`` option
+on a cloud without Aodh (Heat's default template is refused there:
+``ResourceTypeUnavailable`` for the alarm) or with Aodh 23, which refuses the alarm's
+``threshold`` rule at create.
 """
 from dataclasses import dataclass
 

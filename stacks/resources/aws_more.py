@@ -9,16 +9,19 @@ otherwise), its Ref the address; ``AWS::EC2::EIPAssociation`` associates one (by
 ``AWS::S3::Bucket`` is an ``OS::Swift::Container`` with Heat's ACLs for its
 ``AccessControl``. ``AWS::IAM::User`` and
 ``AWS::IAM::AccessKey`` are the credentials heat-cfntools' ``cfn-hup`` and
-``cfn-signal`` are given in a server's metadata; Heat keeps them as a user of its
-stack domain and its EC2 credentials. heatweb has no EC2-signed API, so the user and
-its key are made here (no Keystone user): the key's id and secret are random, kept in
-the resource's data, and their only use is the template's own (``Ref``,
-``Fn::GetAtt: [key, SecretAccessKey]``).
+``cfn-init`` are given in a server's metadata: as Heat's, the user is a stack user
+(``stacks.resources.stack_user``: a Keystone user of the stack user domain, disabled while
+suspended) and its access key an EC2 credential of that user, which heatweb's
+CloudFormation API (``softwareconfig.cfn``, Keystone checking each signature) accepts for
+``DescribeStackResource`` of any resource of the key's stack (Heat's ``User`` without
+``Policies`` allows them all; heatweb enforces no policy). Without Keystone the user is a
+name only and the key a pair only heatweb knows, checked by heatweb itself.
 """
-import secrets
 
 from heatweb.exceptions import StackValidationFailed
 from stacks.resources.aws import CfnMapped
+from stacks.models import Resource
+from stacks.resources import stack_user
 from stacks.resources.base import ResourceFailure, ResourcePlugin
 from stacks.resources.base import cloud_call as _cloud_call
 from stacks.resources.cinder import Volume, VolumeAttachment
@@ -96,13 +99,10 @@ class Ec2VolumeAttachment(CfnMapped, VolumeAttachment):
 
 
 class LocalCredential(ResourcePlugin):
-    """Base of the IAM types: made here, nothing in the cloud; updates are in place."""
+    """Base of the IAM types: in Keystone, not in the cloud; updates are in place."""
 
     def handle_update(self, new_properties, changed):
         self.properties = new_properties
-
-    def handle_delete(self):
-        return None
 
     def check_delete_complete(self, cookie):
         return True
@@ -110,9 +110,10 @@ class LocalCredential(ResourcePlugin):
 
 @register
 class IamUser(LocalCredential):
-    """A user for the instances' tools (Heat's stack domain user). Ref: its name,
-    ``<stack>-<resource>-<random>``; the properties are accepted as Heat's and not used
-    (heatweb has no IAM policies to enforce)."""
+    """A user for the instances' tools: Heat's stack domain user (Keystone mode), disabled
+    while suspended. Ref: its name, ``<stack>-<resource>-<random>`` (Heat's physical
+    resource name); the properties are accepted as Heat's and not used (heatweb has no IAM
+    policies to enforce)."""
 
     type_name = "AWS::IAM::User"
     properties_schema = {
@@ -125,13 +126,24 @@ class IamUser(LocalCredential):
     attributes_schema = {}
 
     def handle_create(self):
-        self.physical_id = f"{self.context.stack_name}-{self.name}-{secrets.token_hex(6)}"
+        stack_user.ensure_user(self)
+        self.physical_id = stack_user.physical_name(self)
+
+    def handle_delete(self):
+        stack_user.delete_user(self)
+
+    def handle_suspend(self):
+        stack_user.suspend_user(self)
+
+    def handle_resume(self):
+        stack_user.resume_user(self)
 
 
 @register
 class IamAccessKey(LocalCredential):
-    """An access key of an ``AWS::IAM::User`` (``UserName``: the user's Ref). Ref: the key's
-    id; attributes ``UserName`` and ``SecretAccessKey``."""
+    """An access key of an ``AWS::IAM::User`` of the stack (``UserName``: the user's Ref):
+    an EC2 credential of its stack user (Heat's ``AccessKey``, the user's keypair). Ref:
+    the key's id; attributes ``UserName`` and ``SecretAccessKey``."""
 
     type_name = "AWS::IAM::AccessKey"
     properties_schema = {
@@ -148,14 +160,27 @@ class IamAccessKey(LocalCredential):
     }
 
     def handle_create(self):
-        self.data["secret"] = secrets.token_hex(16)
-        self.physical_id = secrets.token_hex(16)
+        name = self.properties["UserName"]
+        user = (Resource.objects.filter(stack_id=self.context.stack_id, type=IamUser.type_name,
+                                        physical_resource_id=name)
+                .values_list("plugin_data", flat=True).first())
+        if user is None:
+            raise ResourceFailure(f"could not find user {name}")  # Heat's words
+        for key in (stack_user.USER_ID, stack_user.PROJECT):
+            if (user or {}).get(key):  # the key is the user's (no user of its own)
+                self.data[key] = user[key]
+        self.physical_id = stack_user.ensure_keypair(self)[stack_user.ACCESS_KEY]
+
+    def handle_delete(self):
+        stack_user.delete_keypair(self)
 
     def get_attribute(self, name, *path):
         if name == "UserName":
             return self.properties.get("UserName")
         if name == "SecretAccessKey":
-            return self.data.get("secret")
+            if self.data.get(stack_user.SECRET_KEY):
+                return stack_user.secret_key(self.data)
+            return self.data.get("secret")  # a key made before it was an EC2 credential
         return None
 
 
@@ -204,6 +229,9 @@ class ElasticIp(CloudObjectResource):
 
     def get_reference_id(self):
         return self.data.get("address") or self.name
+
+    # the stored attributes (``attributes()``, from the floating IP as Neutron shows it)
+    attribute_fields = {"AllocationId": "id"}
 
     def get_attribute(self, name, *path):
         return self.physical_id if name == "AllocationId" else None

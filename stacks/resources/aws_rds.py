@@ -18,7 +18,7 @@ DB_TYPE = "AWS::RDS::DBInstance"
 TEMPLATE = Path(__file__).with_name("templates") / "AWS_RDS_DBInstance.yaml"
 
 
-def _parameter(kind="String", **kwargs):
+def template_parameter(kind="String", **kwargs):
     """A property as Heat makes one of a template parameter: updated in place, required
     unless the parameter has a default."""
     return Property(kind, update_allowed=True, required="default" not in kwargs, **kwargs)
@@ -39,15 +39,15 @@ class DBInstance(TemplateResource):
     template_body = TEMPLATE.read_text()
     allow_unknown_properties = False
     properties_schema = {
-        "AllocatedStorage": _parameter(),
-        "DBInstanceClass": _parameter(),
-        "DBName": _parameter(),
-        "DBSecurityGroups": _parameter("List", default=[]),
-        "Engine": _parameter(constraints=(AllowedValues(("MySQL",)),)),
-        "MasterUsername": _parameter(),
-        "MasterUserPassword": _parameter(),
-        "Port": _parameter(default="3306"),
-        "KeyName": _parameter(default=""),
+        "AllocatedStorage": template_parameter(),
+        "DBInstanceClass": template_parameter(),
+        "DBName": template_parameter(),
+        "DBSecurityGroups": template_parameter("List", default=[]),
+        "Engine": template_parameter(constraints=(AllowedValues(("MySQL",)),)),
+        "MasterUsername": template_parameter(),
+        "MasterUserPassword": template_parameter(),
+        "Port": template_parameter(default="3306"),
+        "KeyName": template_parameter(default=""),
     }
     attributes_schema = {
         "Endpoint.Address": Attribute("The instance's address (the template's output)."),

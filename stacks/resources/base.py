@@ -97,6 +97,14 @@ def attribute_path(value, path):
     return value
 
 
+def names_in(values, resource_names):
+    """The entries of list ``values`` that are names of ``resource_names`` (Heat's
+    ``act in self.stack`` on an alarm's actions)."""
+    if not isinstance(values, list):
+        return []
+    return [v for v in values if isinstance(v, str) and v in resource_names]
+
+
 class ResourcePlugin:
     """Base class: validation from the schema and do-nothing actions."""
 
@@ -117,6 +125,12 @@ class ResourcePlugin:
     # Attributes whose value is a signed URL (it acts with no token): the pages
     # show them to the stack's owner and admins only.
     signed_url_attributes = ()
+    # ``{list property: attribute}``: an entry of the list that is the name of a resource
+    # of the same stack stands for that attribute of it (Heat's alarms: an action naming
+    # a scaling policy is its AlarmUrl). The resource waits for the resources it names so
+    # (``implicit_depends_on``); the engine puts the values in before the properties are
+    # validated (``stacks.plugins.resolved_properties``).
+    named_resource_attributes = {}
     # The kind of object its physical id names, which the resource holds
     # (``stacks.ownership``); None: its physical id names nothing of its own.
     held_kind = None
@@ -156,6 +170,9 @@ class ResourcePlugin:
         self.physical_id = physical_id
         self.data = data if data is not None else {}
         self.resource_id = resource_id
+        # The template's metadata, resolved, given by the engine for a create or an update
+        # (stored once it is done: Heat's ``metadata_get``); None otherwise.
+        self.metadata = None
 
     @property
     def creation_key(self):
@@ -264,6 +281,17 @@ class ResourcePlugin:
         """The engine's update-or-replace question; plugins may look at the values."""
         return cls.needs_replacement(changed)
 
+    # True for a type an update may act on though nothing of it changed
+    # (``updates_unchanged``): a stack update then never settles it unlooked at.
+    may_update_unchanged = False
+
+    @classmethod
+    def updates_unchanged(cls, properties):
+        """True when a stack update runs this resource's update though none of its
+        properties changed (Heat's ``_needs_update`` answering True: an external
+        resource's ``always_update``)."""
+        return False
+
     @classmethod
     def never_replaced(cls):
         """True when no property change can replace it (every property updates in place).
@@ -291,8 +319,13 @@ class ResourcePlugin:
         ``properties_of(name)``: a resource's properties resolved as Heat resolves them
         before anything exists (a ``get_resource`` is the resource's name, a
         ``get_attr`` None; {} when they cannot be resolved). An edge that would
-        make a cycle is not added."""
-        return ()
+        make a cycle is not added. By default: the resources its
+        ``named_resource_attributes`` lists name."""
+        if not cls.named_resource_attributes:
+            return ()
+        properties = properties_of(name)
+        return sorted({entry for key in cls.named_resource_attributes
+                       for entry in names_in(properties.get(key), definitions)})
 
     @classmethod
     def member_definitions(cls, properties):

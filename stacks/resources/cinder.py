@@ -5,9 +5,11 @@ Properties, attributes and update-or-replace rules as Heat's. A volume is
 created, resized (only up) and retyped in place, waited for until Cinder says
 it is ``available``; its attributes are Heat's (mostly strings, as Heat shows
 them). An attachment goes through Nova (as on a real cloud); changing it
-detaches, then attaches again. ``deletion_policy: Snapshot`` takes a Cinder
-snapshot and keeps the volume (Cinder cannot delete a volume that has
-snapshots; Heat makes a Cinder backup, which needs cinder-backup);
+detaches, then attaches again. A volume with ``backup_id`` is Cinder's restore
+of that backup, then given its name and description (as Heat's).
+``deletion_policy: Snapshot`` makes a Cinder backup of the volume (not of one
+whose create or update failed), waits for it and deletes the volume, as Heat's
+``handle_snapshot_delete`` (the backup stays; it needs cinder-backup);
 ``Retain`` keeps it. On a cloud whose catalog has no Cinder they answer
 ResourceTypeUnavailable as Heat does.
 
@@ -29,7 +31,7 @@ from stacks.resources.schema import AllowedValues, Attribute, Range
 CINDER = ("cinder", "volumev3")
 BUSY = ("creating", "downloading", "extending", "retyping", "attaching", "detaching",
         "reserved", "restoring-backup", "maintenance")
-SNAPSHOT = "deletion_snapshot_id"  # plugin data: the snapshot deletion_policy Snapshot made
+BACKUP = "deletion_backup_id"  # plugin data: the backup deletion_policy Snapshot made
 
 
 class CinderResource(CloudObjectResource):
@@ -57,8 +59,7 @@ class Volume(CinderResource):
                      "is supported. Required unless backup_id, source_volid or snapshot_id "
                      "is given.", update_allowed=True, constraints=(Range(1, None),)),
         "snapshot_id": prop("String", "If specified, the snapshot to create the volume from."),
-        "backup_id": prop("String", "If specified, the backup to create the volume from "
-                          "(not supported: this cloud has no cinder-backup)."),
+        "backup_id": prop("String", "If specified, the backup to create the volume from."),
         "volume_type": prop("String", "If specified, the type of volume to use.",
                             update_allowed=True),
         "metadata": prop("Map", "Key/value pairs to associate with the volume.",
@@ -74,7 +75,7 @@ class Volume(CinderResource):
         "multiattach": prop("Boolean", "Whether the volume may be attached more than once.",
                             default=False),
     }
-    field_names = {"image": "imageRef", "multiattach": None, "backup_id": None}
+    field_names = {"image": "imageRef", "multiattach": None}
     attributes_schema = attributes(
         availability_zone="The availability zone in which the volume is located.",
         size="The size of the volume in GB.",
@@ -97,17 +98,18 @@ class Volume(CinderResource):
     @classmethod
     def validate_properties(cls, raw, *, resource_name):
         props = super().validate_properties(raw, resource_name=resource_name)
-        if props.get("backup_id"):
-            raise StackValidationFailed(
-                f"Property error: resources.{resource_name}.properties.backup_id: this cloud "
-                f"has no Cinder backups")
-        if not (props.get("size") or props.get("snapshot_id") or props.get("source_volid")):
+        if not (props.get("size") or props.get("snapshot_id") or props.get("source_volid")
+                or props.get("backup_id")):
             raise StackValidationFailed(
                 f"Property error: resources.{resource_name}.properties: size must be given "
                 f"unless backup_id, source_volid or snapshot_id is")
         return props
 
     def cloud_fields(self, props, names=None):
+        if props.get("backup_id") and names is None:
+            # Heat's create from a backup: Cinder's restore (the backup's size, the default
+            # type), then only the name and description are given to the volume
+            return {key: props[key] for key in ("backup_id", "description") if props.get(key)}
         fields = super().cloud_fields(props, names)
         if props.get("imageRef") and not props.get("image") and names is None:
             fields["imageRef"] = props["imageRef"]
@@ -143,6 +145,12 @@ class Volume(CinderResource):
         return self._settled(failed_word="Volume resize failed")
 
     def handle_delete(self):
+        return self._volume_delete()
+
+    def check_delete_complete(self, cookie):
+        return self._volume_gone(cookie)
+
+    def _volume_delete(self):
         found = _cloud_call(self.cloud.object_get, self.kind, self.physical_id) \
             if self.physical_id else None
         if self._status_of(found) == "detaching":
@@ -151,7 +159,7 @@ class Volume(CinderResource):
             super().handle_delete()
         return None
 
-    def check_delete_complete(self, cookie):
+    def _volume_gone(self, cookie):
         if not self.physical_id:
             return True
         found = _cloud_call(self.cloud.object_get, self.kind, self.physical_id)
@@ -165,27 +173,40 @@ class Volume(CinderResource):
 
     # deletion_policy: Snapshot ----------------------------------------------------------------
 
-    def handle_snapshot_delete(self):
-        """A Cinder snapshot of the volume; the volume stays (Cinder keeps a volume that has
-        snapshots)."""
-        if not self.physical_id or self.data.get(SNAPSHOT):
+    def handle_snapshot_delete(self, state=None):
+        """Heat's: a Cinder backup of the volume, then its delete. A volume whose create or
+        update failed (``state``, the resource's (action, status) when the delete began) is
+        deleted without one."""
+        if not self.physical_id:
             return None
-        name = f"{self.object_name(self.properties)}-snapshot"
-        self.data[SNAPSHOT] = _cloud_call(
-            self.cloud.object_create, "volume_snapshot", project_id=self.context.project_id,
-            name=name, volume_id=self.physical_id, force=True)
-        return None
+        backup = state not in (("CREATE", "FAILED"), ("UPDATE", "FAILED"))
+        return {"backup": "wanted" if backup else "done"}
 
     def check_snapshot_delete_complete(self, cookie):
-        snapshot_id = self.data.get(SNAPSHOT)
-        if not snapshot_id:
+        if not self.physical_id:
             return True
-        found = _cloud_call(self.cloud.object_get, "volume_snapshot", snapshot_id)
-        status = self._status_of(found)
-        if found is None or (status or "").startswith("error"):
-            raise ResourceFailure(f"Snapshot of volume {self.physical_id} failed "
-                                  f"(status {status or 'gone'})")
-        return status == "available"
+        cookie = cookie if isinstance(cookie, dict) else {"backup": "done"}
+        if cookie["backup"] == "wanted":
+            self.data[BACKUP] = _cloud_call(
+                self.cloud.object_create, "volume_backup", project_id=self.context.project_id,
+                name=f"{self.object_name(self.properties)}-backup",
+                volume_id=self.physical_id)
+            cookie["backup"] = "creating"
+            return False
+        if cookie["backup"] == "creating":
+            found = _cloud_call(self.cloud.object_get, "volume_backup", self.data[BACKUP])
+            status = self._status_of(found)
+            if status == "creating":
+                return False
+            if status != "available":
+                raise ResourceFailure(f"Volume backup failed: the backup of volume "
+                                      f"{self.physical_id} went to status {status or 'gone'}")
+            cookie["backup"] = "done"
+        if not cookie.get("delete_called"):
+            cookie["delete_called"] = True
+            cookie.update(self._volume_delete() or {})
+            return False
+        return self._volume_gone(cookie)
 
     # Locks ---------------------------------------------------------------------------------
 

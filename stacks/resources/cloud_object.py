@@ -129,11 +129,17 @@ class CloudObjectResource(ResourcePlugin):
         return name
 
     def handle_create(self):
-        self.physical_id = _cloud_call(
+        created = _cloud_call(
             self.cloud.object_create, self.kind, project_id=self.context.project_id,
             name=self.object_name(self.properties) if self.named else None,
             creation_key=self.creation_key, find_first=self.creation_key_reused,
             **self.cloud_fields(self.properties))
+        # The create's own answer, when the driver gives it and the create is complete
+        # once made (the base class's check): the attributes stored at the create's end
+        # come from it (no read of the object just made).
+        if type(self).check_create_complete is ResourcePlugin.check_create_complete:
+            self.created = getattr(created, "described", None)
+        self.physical_id = str(created) if created is not None else created
 
     def existing(self):
         found = _cloud_call(self.cloud.object_get, self.kind, self.physical_id)
@@ -216,9 +222,13 @@ class CloudObjectResource(ResourcePlugin):
             pairs[key] = (expected, expected if _same(expected, actual) else actual)
         return pairs
 
+    created = None  # the create's answer (handle_create), while this plugin lives
+
     def _described(self):
         if not self.physical_id or not self.context:
             return None
+        if self.created is not None and str(self.created.get("id")) == str(self.physical_id):
+            return self.created
         return self.cloud.object_get(self.kind, self.physical_id)
 
     def attribute_value(self, found, name):

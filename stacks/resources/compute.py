@@ -2,18 +2,68 @@
 
 The plugins talk to the cloud driver only (``stacks.cloud``).
 """
-from stacks.cloud.driver import SERVER_OPTIONS, CloudError, CloudNotFound, nova_metadata
+from django.conf import settings
+
+from heatweb.stack_users import credentials as stack_user_credentials
+from stacks.cloud.driver import NETWORK_IDS, SERVER_OPTIONS, CloudError, CloudNotFound, \
+    nova_metadata
 from stacks.resources import block_devices as bdm
 from stacks.resources import server_networks
+from stacks.resources.server_user_data import cfn_metadata_server_url, nova_user_data
 from stacks.resources.locking_flags import PHYSICAL_LOCK_FLAG
 from stacks.resources.base import ResourceFailure, ResourcePlugin, await_status, \
     observed_object, observed_status
 from stacks.resources.base import cloud_call as _cloud_call
 from stacks.resources.implicit_dependencies import server_waits_for
+from stacks.resources import stack_user
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property
 
 LOCK_SAVED = "lock_saved_locked"  # plugin data: was the server locked before the stack lock?
+METADATA_QUEUE = "metadata_queue_id"  # plugin data: a ZAQAR_MESSAGE server's queue (Heat's key)
+METADATA_QUEUE_PROJECT = "metadata_queue_project"  # its project without Keystone
+METADATA_TTL = 3600  # Heat's ZaqarClientPlugin.DEFAULT_TTL
+
+
+def zaqar_collector(data):
+    """os-collect-config's ``zaqar`` settings of a ZAQAR_MESSAGE server (Heat's
+    ``_populate_deployments_metadata``): its stack user's credentials and its queue; without
+    Keystone, the queue and its project only."""
+    if stack_user.USER_ID in data:
+        creds = stack_user_credentials(
+            data[stack_user.USER_ID], stack_user.password(data), data[stack_user.PROJECT],
+            username="")
+        return {"user_id": creds["user_id"], "password": creds["password"],
+                "auth_url": creds["auth_url"], "project_id": creds["project_id"],
+                "queue_id": data[METADATA_QUEUE], "region_name": creds["region_name"]}
+    return {"project_id": data.get(METADATA_QUEUE_PROJECT), "queue_id": data[METADATA_QUEUE]}
+
+
+def cfn_collector(stack_name, resource_name, data):
+    """os-collect-config's ``cfn`` settings of a POLL_SERVER_CFN server (Heat's
+    ``_populate_deployments_metadata``): heatweb's CloudFormation metadata URL (Heat's
+    ``heat_metadata_server_url`` with ``/v1/``: ``cfn_metadata_server_url``), the server's
+    EC2 key pair, its stack and the path of its metadata."""
+    return {"metadata_url": cfn_metadata_server_url(),
+            "access_key_id": data[stack_user.ACCESS_KEY],
+            "secret_access_key": stack_user.secret_key(data), "stack_name": stack_name,
+            "path": f"{resource_name}.Metadata"}
+
+
+def collect_config(collector, settings):
+    """A server's ``os-collect-config`` metadata as Heat writes it: its collector first,
+    then ``local``, with the collector's settings under its name."""
+    return {"collectors": [collector, "local"], collector: settings}
+
+
+def push_metadata(cloud, data, metadata):
+    """Post a ZAQAR_MESSAGE server's whole metadata to its queue, as its stack user (Heat
+    pushes it at the server's create and at each change of its deployments)."""
+    if data.get(METADATA_QUEUE):
+        cloud = cloud.for_stack_user(data[stack_user.USER_ID], stack_user.password(data),
+                                     data[stack_user.PROJECT]) \
+            if data.get(stack_user.USER_ID) else cloud
+        _cloud_call(cloud.queue_post, data[METADATA_QUEUE], [metadata], ttl=METADATA_TTL)
 
 
 @register
@@ -33,6 +83,7 @@ class Server(ResourcePlugin):
 
     held_kind = "server"
     type_name = "OS::Nova::Server"
+    cloudinit_user = None  # the user a HEAT_CFNTOOLS server's cloud-init makes
     cloud_calls_only = True
     properties_schema = {
         "name": Property("String", description="Server name.", update_allowed=True),
@@ -52,7 +103,7 @@ class Server(ResourcePlugin):
                                                                  "SOFTWARE_CONFIG")),)),
         "software_config_transport": Property(
             "String", description="How the server gets software configuration.",
-            default="POLL_SERVER_HEAT",
+            default=settings.HEATWEB["DEFAULT_SOFTWARE_CONFIG_TRANSPORT"],
             constraints=(AllowedValues(("POLL_SERVER_CFN", "POLL_SERVER_HEAT", "POLL_TEMP_URL",
                                         "ZAQAR_MESSAGE")),)),
         "availability_zone": Property("String", description="Accepted; ignored."),
@@ -113,20 +164,85 @@ class Server(ResourcePlugin):
             return True
         return super().needs_replacement_for(old_properties, new_properties, changed)
 
+    @property
+    def cloud_calls_only(self):
+        """A ZAQAR_MESSAGE or POLL_SERVER_CFN server's create makes a stack user (and reads
+        the server's row) first."""
+        return self._transport() not in ("ZAQAR_MESSAGE", "POLL_SERVER_CFN")
+
+    def _transport(self):
+        """The software config transport of a SOFTWARE_CONFIG server, else None."""
+        props = self.properties or {}
+        if props.get("user_data_format") != "SOFTWARE_CONFIG":
+            return None
+        return props.get("software_config_transport")
+
+    def _zaqar_message(self):
+        return self._transport() == "ZAQAR_MESSAGE"
+
+    @classmethod
+    def shown_metadata(cls, res):
+        """A ZAQAR_MESSAGE server's metadata has os-collect-config's ``zaqar`` settings, as
+        Heat's (``collectors: [zaqar, local]``); a POLL_SERVER_CFN one its ``cfn``
+        settings (``collectors: [cfn, local]``)."""
+        shown = super().shown_metadata(res)
+        data = res.plugin_data or {}
+        if data.get(METADATA_QUEUE):
+            return {**shown, "os-collect-config": collect_config("zaqar", zaqar_collector(data))}
+        if data.get(stack_user.ACCESS_KEY):
+            return {**shown, "os-collect-config": collect_config(
+                "cfn", cfn_collector(res.stack.name, res.name, data))}
+        return shown
+
+    def _zaqar_message_start(self):
+        """Heat's ``_create_transport_credentials`` and first metadata push: a stack user
+        (Keystone mode), a queue named by the server's physical name, and the metadata
+        posted there."""
+        stack_user.ensure_user(self)
+        self.data[METADATA_QUEUE] = stack_user.physical_name(self)
+        self.data.setdefault(METADATA_QUEUE_PROJECT, self.context.project_id)
+        # The template's metadata (Heat's metadata_get(True)): stored once the create is done
+        metadata = {**(self.metadata or {}), "deployments": [],
+                    "os-collect-config": collect_config("zaqar", zaqar_collector(self.data))}
+        push_metadata(self.context.cloud, self.data, metadata)
+
+    def _boot_metadata(self):
+        """The metadata a SOFTWARE_CONFIG server's user data carries (``cfn-init-data``):
+        no deployments yet, and a POLL_SERVER_CFN server's ``os-collect-config``, so that
+        its collector knows where to poll from its first boot (as Heat's)."""
+        metadata = {**(self.metadata if isinstance(self.metadata, dict) else {}),
+                    "deployments": []}
+        if self._transport() == "POLL_SERVER_CFN":
+            metadata["os-collect-config"] = collect_config("cfn", cfn_collector(
+                self.context.stack_name, self.name, self.data))
+        return metadata
+
     def handle_create(self):
         props = self.properties
+        if self._zaqar_message() and not self.data.get(METADATA_QUEUE):
+            self._zaqar_message_start()
+        if self._transport() == "POLL_SERVER_CFN":
+            stack_user.ensure_keypair(self)
         devices = bdm.block_devices(props)
         options = {k: props[k] for k in SERVER_OPTIONS if props.get(k) is not None}
         self.physical_id = _cloud_call(
             self.cloud.server_create, project_id=self.context.project_id,
             name=self._server_name(props), image=props.get("image") or "",
             flavor=props["flavor"], **({"block_devices": devices} if devices else {}),
-            metadata=props.get("metadata"), user_data=props.get("user_data"),
+            metadata=props.get("metadata"), user_data=self._user_data(props),
             networks=self._networks(props), key_name=props.get("key_name"),
             **({"options": options} if options else {}),
             security_groups=props.get("security_groups") or None,
             creation_key=self.creation_key, find_first=self.creation_key_reused)
         return self._await("ACTIVE")
+
+    def _user_data(self, props):
+        """Heat's ``build_userdata``: ``HEAT_CFNTOOLS`` gives cfn-init the resource's
+        template metadata (``AWS::CloudFormation::Init``), ``SOFTWARE_CONFIG`` the
+        server's metadata at its create (``_boot_metadata``)."""
+        return nova_user_data(props, project_id=self.context.project_id,
+                              metadata=self.metadata, instance_user=self.cloudinit_user,
+                              boot_metadata=self._boot_metadata())
 
     def _await(self, *wanted):
         return await_status("server", self.physical_id, wanted=wanted,
@@ -167,7 +283,7 @@ class Server(ResourcePlugin):
         if not _cloud_call(self._updated_if_there, fields):
             raise ResourceFailure(f"The server {self.physical_id} could not be found "
                                   f"(deleted outside heatweb)")
-        self.listed = self._shown_after(fields, changed)
+        self.listed = self.shown_as_sent = self._shown_after(fields, changed)
         if "networks" in changed:
             self._update_networks(new_properties)
         self.properties = new_properties
@@ -233,11 +349,19 @@ class Server(ResourcePlugin):
             return False
 
     def handle_delete(self):
+        if self.data.get(METADATA_QUEUE):  # Heat's _delete_queue, then the stack user
+            _cloud_call(stack_user.user_cloud(self).object_delete, "queue",
+                        self.data.pop(METADATA_QUEUE))
+        stack_user.delete_user(self)
         if self.physical_id:
             # Ports made for networks entries naming a subnet go with the server. They are
-            # looked for always: an update from a subnet entry to its network keeps the
-            # port made for it (Heat's swap_subnet_network test left a subnet in use).
-            _cloud_call(self.cloud.server_delete, self.physical_id)
+            # looked for always (an update from a subnet entry to its network keeps the
+            # port made for it: Heat's swap_subnet_network test left a subnet in use), with
+            # one read for the task's server deletes.
+            internal = self.context.shared_read("internal ports",
+                                                self.cloud.internal_ports_by_server)
+            _cloud_call(self.cloud.server_delete, self.physical_id,
+                        internal_ports=internal.get(self.physical_id, []))
             return await_status("server", self.physical_id, wanted=("DELETED",),
                                 failed=("ERROR",))
         return None
@@ -369,17 +493,26 @@ class Server(ResourcePlugin):
     def lock_held_before(self):
         return self.data.get(LOCK_SAVED)
 
+    shown_as_sent = None  # after an update Nova shows as sent (_shown_after)
+
     def attributes(self):
         """Every attribute from one ``server_get`` (not one call per attribute), or from the
         engine's list call that saw the server ready."""
+        if self.shown_as_sent is not None and self.stored_attributes.get("show"):
+            # Only its name, metadata, tags or password changed: the addresses and
+            # networks stored stand (no look-up of their networks again).
+            return {**self.stored_attributes, "name": self.shown_as_sent["name"],
+                    "show": self.shown_as_sent}
         server = self.listed or (self.cloud.server_get(self.physical_id)
                                  if self.physical_id and self.context else None)
         if server is None:
             return {name: None for name in self.attributes_schema}
+        server = dict(server)
+        known = server.pop(NETWORK_IDS, None) or {}  # from the ports the driver read
         networks = {net: [a["addr"] for a in addrs]
                     for net, addrs in (server.get("addresses") or {}).items()}
         first = next((addrs[0] for addrs in networks.values() if addrs), "")
-        ids = self._network_ids(networks)
+        ids = self._network_ids(networks, known)
         return {"name": server["name"], "first_address": first, "accessIPv4": first,
                 "addresses": with_network_ids(server.get("addresses") or {}, ids),
                 "networks": with_network_ids(networks, ids),
@@ -388,16 +521,28 @@ class Server(ResourcePlugin):
     def get_attribute(self, name, *path):
         return self.attributes().get(name)
 
-    def _network_ids(self, networks):
+    def _network_ids(self, networks, known=None):
         """``{network name: id}`` of the networks a server's addresses are keyed by (a
-        name no network or several have is left out, as Heat's ``_extend_networks``)."""
+        name no network or several have is left out, as Heat's ``_extend_networks``);
+        ``known``: those the driver found from the addresses' ports (no look-up)."""
         ids = {}
         for name in networks:
-            try:
-                ids[name] = self.cloud.object_find("network", name)
-            except CloudError:  # not found, or not unique
-                continue
+            found = (known or {}).get(name) or self._network_id(name)
+            if found is not None:
+                ids[name] = found
         return ids
+
+    def _network_id(self, name):
+        """The id of the one network named ``name`` (None: none or several), looked up once
+        for the servers of one task (1,000 servers on one network: one look-up, not 1,000)."""
+        def find():
+            try:
+                return self.cloud.object_find("network", name)
+            except CloudError:  # not found, or not unique
+                return None
+        if self.context is None:
+            return find()
+        return self.context.shared_read(("network named", name), find)
 
 
 def with_network_ids(by_name, ids):

@@ -46,8 +46,10 @@ def deletion_policy(res):
     return _stored_template_policies(res.template_id, str(res.stack_id)).get(res.name, "Delete")
 
 
-def with_policy(cls, policy):
-    """``cls`` whose delete follows ``policy`` (``cls`` itself for ``Delete``)."""
+def with_policy(cls, policy, state=None):
+    """``cls`` whose delete follows ``policy`` (``cls`` itself for ``Delete``); ``state``:
+    the resource's (action, status) when its delete begins (Heat's
+    ``handle_snapshot_delete(state)``: a volume whose create failed is not backed up)."""
     if policy == "Retain":
         return type(f"Retained{cls.__name__}", (cls,), {
             "__doc__": cls.__doc__, "handle_delete": lambda self: None,
@@ -55,7 +57,7 @@ def with_policy(cls, policy):
     if policy == "Snapshot" and hasattr(cls, "handle_snapshot_delete"):
         return type(f"Snapshotted{cls.__name__}", (cls,), {
             "__doc__": cls.__doc__,
-            "handle_delete": lambda self: self.handle_snapshot_delete(),
+            "handle_delete": lambda self: self.handle_snapshot_delete(state),
             "check_delete_complete":
                 lambda self, cookie: self.check_snapshot_delete_complete(cookie)})
     return cls

@@ -6,11 +6,16 @@ its zone), with Heat's properties, attributes and update-or-replace rules. A zon
 ``primaries`` is Designate's ``masters`` (Heat's translation); a recordset given no
 name is named after the stack and the resource, in its zone, as Heat names it. On a
 cloud whose catalog has no ``dns`` service, validation answers Heat's
-ResourceTypeUnavailable. The simulated cloud keeps them as generic objects, as
-strict as Designate's API (``stacks/cloud/simulated/dns.py``); the OpenStack driver has
-no Designate calls yet (the one-machine cloud has no Designate).
+ResourceTypeUnavailable. As Heat, a create or update waits until Designate's status of
+the object is no longer PENDING (ERROR fails it: ``Went to status ERROR due to "Error
+in zone"``), and an update sends only the changed properties that are given (one
+removed from the template is left as it is in Designate). The simulated cloud keeps
+them as generic objects, as strict as Designate's API and ACTIVE at once
+(``stacks/cloud/simulated/dns.py``); the OpenStack driver calls Designate's v2 API
+(``stacks/cloud/openstack/dns.py``).
 """
 from heatweb.exceptions import StackValidationFailed
+from stacks.resources.base import ResourceFailure
 from stacks.resources.cloud_object import CloudObjectResource, attributes, prop
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Length, Range
@@ -23,15 +28,38 @@ RECORD_TYPES = ("A", "AAAA", "CNAME", "MX", "SRV", "TXT", "SPF", "NS", "PTR", "S
                 "SOA", "CAA", "CERT", "NAPTR")
 
 
+class DesignateResource(CloudObjectResource):
+    """What Heat's two Designate types share: waiting for the status, Heat's updates."""
+
+    required_service = DESIGNATE
+    error_label = ""
+
+    def _status_complete(self):
+        status = self.existing().get("status")
+        if status == "ERROR":
+            raise ResourceFailure(f'Went to status ERROR due to "Error in {self.error_label}"')
+        return status != "PENDING"
+
+    def check_create_complete(self, cookie):
+        return self._status_complete()
+
+    def handle_update(self, new_properties, changed):
+        # Heat's handle_update: only the changed properties with a value are sent.
+        super().handle_update(new_properties, {k for k in changed if new_properties.get(k)})
+
+    def check_update_complete(self, cookie):
+        return self._status_complete()
+
+
 @register
-class DesignateZone(CloudObjectResource):
+class DesignateZone(DesignateResource):
     """A DNS zone (``name``: fully qualified, ending in a dot). ``email``, ``ttl``,
     ``description`` and the primaries update in place; a new name or type replaces it.
     Attribute ``serial``: the zone's serial number."""
 
-    required_service = DESIGNATE
     type_name = "OS::Designate::Zone"
     kind = "dns_zone"
+    error_label = "zone"
     properties_schema = {
         "name": prop("String", "DNS Name for the zone.", required=True, constraints=NAME),
         "ttl": prop("Integer", "Time To Live (Seconds) for the zone.", update_allowed=True,
@@ -70,14 +98,14 @@ class DesignateZone(CloudObjectResource):
 
 
 @register
-class DesignateRecordSet(CloudObjectResource):
+class DesignateRecordSet(DesignateResource):
     """A set of DNS records of one name and type in a zone (``zone``: its id or name).
     ``records``, ``ttl`` and ``description`` update in place; a new name, type or zone
     replaces it. A relative ``name`` (``www``) is taken as in its zone."""
 
-    required_service = DESIGNATE
     type_name = "OS::Designate::RecordSet"
     kind = "dns_recordset"
+    error_label = "RecordSet"
     changes_objects = {"zone": "dns_zone"}
     properties_schema = {
         "name": prop("String", "RecordSet name.", constraints=NAME),

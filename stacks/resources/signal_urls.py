@@ -5,6 +5,7 @@ Plugins hand them out (a scaling policy's ``alarm_url``, a deployment's
 """
 import hashlib
 import hmac
+import re
 
 from django.conf import settings
 
@@ -24,3 +25,12 @@ def signal_url(resource_uuid):
     """A URL that signals the resource with a POST and no token (like Heat's alarm_url)."""
     base = settings.HEATWEB["PUBLIC_URL"].rstrip("/")
     return f"{base}/webhooks/signal/{resource_uuid}/{url_signature(resource_uuid)}"
+
+
+_URL_UUID = re.compile(r"/signal/([0-9a-fA-F-]{32,36})/")
+
+
+def handle_uuid(reference):
+    """The handle's id in its signed URL (its reference), or the text itself."""
+    found = _URL_UUID.search(str(reference or ""))
+    return found.group(1) if found else reference

@@ -30,10 +30,8 @@ MISSING_SERVICES = {
     ("ironic", "baremetal"): ("Port",),
     ("magnum", "container-infra"): ("BayModel", "Cluster", "ClusterTemplate"),
     ("manila", "sharev2"): ("SecurityService", "Share", "ShareNetwork", "ShareType"),
-    ("mistral", "workflowv2"): ("CronTrigger", "ExternalResource", "Workflow"),
     ("octavia", "load-balancer"): ("AvailabilityZone", "AvailabilityZoneProfile"),
     ("trove", "database"): ("Cluster", "Instance"),
-    ("zaqar", "messaging"): ("MistralTrigger",),
     ("zun", "container"): ("Container",),
 }
 # Neutron extensions whose types heatweb lacks: on a cloud without the extension Heat

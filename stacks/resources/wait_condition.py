@@ -8,14 +8,20 @@ wait is the engine's batched wait (a ``Waiter`` row, checked in the poll
 round); a signal wakes it at once (``signal_wakes``).
 
 A handle whose ``signal_transport`` is ``ZAQAR_SIGNAL`` also makes a Zaqar queue of its
-own (Heat's "dedicated zaqar queue") and a signed URL of it (GET, POST and DELETE on
-its messages): its ``signal`` attribute names the queue (``queue_id``, as Heat's) and
-gives the signed URL's credentials (``project_id``, ``signature``, ``expires``,
+own (Heat's "dedicated zaqar queue"). In Keystone mode, as Heat's: the handle gets a
+stack user (``stacks.resources.stack_user``), the queue (named by the handle's physical
+name) is made in the stack's user project as that user, and the ``signal`` attribute is
+Heat's JSON string of the user's credentials and the queue (``auth_url``, ``username``,
+``user_id``, ``password``, ``project_id``, ``domain_id``, ``region_name``,
+``queue_id``): a sender logs in with them and posts to the queue. Without Keystone there
+is no user to give: the queue is the stack's project's, with a signed URL of it (GET,
+POST and DELETE on its messages), and ``signal`` gives the queue and the signed URL's
+credentials instead of a password (``project_id``, ``signature``, ``expires``,
 ``paths``, ``methods``: Zaqar's headers ``X-Project-ID``, ``URL-Signature``,
-``URL-Expires``, ``URL-Paths``, ``URL-Methods``), where Heat gives a stack user's
-password. A message posted there, whose body is the signal, is read (and deleted from
-the queue) by the waiting wait condition each time the poll round looks at it, as
-Heat's ``_service_zaqar_signal``. Deleting the handle deletes its queue.
+``URL-Expires``, ``URL-Paths``, ``URL-Methods``). A message posted there, whose body is
+the signal, is read (and deleted from the queue) by the waiting wait condition each time
+the poll round looks at it, as Heat's ``_service_zaqar_signal``. Deleting the handle
+deletes its queue, then its user.
 """
 import json
 import logging
@@ -31,9 +37,10 @@ from stacks.models import Resource, WaitConditionSignal
 from stacks.models.events import resource_event
 from stacks.resources.base import ResourceFailure, ResourcePlugin
 from stacks.resources.base import cloud_call as _cloud_call
+from stacks.resources import stack_user
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Property, Range
-from stacks.resources.signal_urls import signal_url, url_signature
+from stacks.resources.signal_urls import handle_uuid, signal_url, url_signature
 from stacks.resources.zaqar import reduced_name
 
 log = logging.getLogger(__name__)
@@ -77,7 +84,9 @@ class WaitConditionHandle(ResourcePlugin):
                            "signature; the URL alone is enough)."),
         "curl_cli": Attribute("A curl command signalling the handle: append "
                               "--data-binary '{\"status\": \"SUCCESS\"}'."),
-        "signal": Attribute("A map of what a signal needs: endpoint and token.", type="Map"),
+        "signal": Attribute("JSON serialized map of what a signal needs: endpoint and "
+                            "token; for ZAQAR_SIGNAL the queue and the stack user's "
+                            "credentials (Keystone mode) or a signed URL of the queue."),
     }
 
     def _uuid(self):
@@ -87,6 +96,13 @@ class WaitConditionHandle(ResourcePlugin):
     def handle_create(self):
         self.physical_id = str(self._uuid())
         if self.properties.get("signal_transport") == "ZAQAR_SIGNAL":
+            if stack_user.ensure_user(self):  # Keystone mode: Heat's queue, user and project
+                cloud, project_id = stack_user.user_cloud(self), self.data[stack_user.PROJECT]
+                self.data[ZAQAR_QUEUE] = _cloud_call(cloud.object_create, "queue",
+                                                     project_id=project_id,
+                                                     name=stack_user.physical_name(self),
+                                                     metadata={})
+                return
             cloud, project_id = self.context.cloud, self.context.project_id
             name = reduced_name(re.sub(r"[^A-Za-z0-9_.-]", "-", f"{self.context.stack_name}-"
                                        f"{self.name}-{self.physical_id[:8]}"))
@@ -100,7 +116,17 @@ class WaitConditionHandle(ResourcePlugin):
     def handle_delete(self):
         WaitConditionSignal.objects.filter(resource_id=self.resource_id).delete()
         if self.data.get(ZAQAR_QUEUE):
-            _cloud_call(self.context.cloud.object_delete, "queue", self.data[ZAQAR_QUEUE])
+            _cloud_call(stack_user.user_cloud(self).object_delete, "queue",
+                        self.data[ZAQAR_QUEUE])
+        stack_user.delete_user(self)
+
+    def handle_suspend(self):
+        """A ZAQAR_SIGNAL handle's stack user cannot log in while it is suspended (Heat's
+        handle inherits ``StackUser.handle_suspend``)."""
+        stack_user.suspend_user(self)
+
+    def handle_resume(self):
+        stack_user.resume_user(self)
 
     def handle_signal(self, details):
         details = details if isinstance(details, dict) else {}
@@ -151,7 +177,8 @@ class WaitConditionHandle(ResourcePlugin):
                                        action_cookie__isnull=False)
         # A pending action's properties are in its cookie until the action finishes.
         return [pk for pk, pending in rows.values_list("pk", "action_cookie")
-                if ((pending or {}).get("props") or {}).get("handle") == self.physical_id]
+                if handle_uuid(((pending or {}).get("props") or {}).get("handle"))
+                == self.physical_id]
 
     def attributes(self):
         if not self.physical_id:
@@ -163,10 +190,13 @@ class WaitConditionHandle(ResourcePlugin):
             "curl_cli": (f"curl -i -X POST -H 'X-Auth-Token: {token}' "
                          "-H 'Content-Type: application/json' "
                          f"-H 'Accept: application/json' {endpoint}"),
-            "signal": {"endpoint": endpoint, "token": token, **self._zaqar_signal()},
+            "signal": json.dumps(self._zaqar_signal() or {"endpoint": endpoint,
+                                                           "token": token}),
         }
 
     def _zaqar_signal(self):
+        if stack_user.has_user(self) and self.data.get(ZAQAR_QUEUE):
+            return {**stack_user.credentials(self), "queue_id": self.data[ZAQAR_QUEUE]}
         signed = self.data.get(ZAQAR_SIGNED)
         if not signed:
             return {}
@@ -188,6 +218,12 @@ class UpdateWaitConditionHandle(WaitConditionHandle):
     type_name = UPDATE_HANDLE_TYPE
     properties_schema = {}
     replace_on_update = True
+
+    def get_reference_id(self):
+        """Its signed URL, as Heat's (a subclass of the CloudFormation handle there):
+        ``get_resource`` of it is what a guest curls (heat-tempest-plugin's volume
+        templates ``PUT`` cfn-signal's JSON to it)."""
+        return signal_url(self.physical_id) if self.physical_id else self.name
 
 
 def _clock(seconds):
@@ -217,7 +253,7 @@ class WaitCondition(ResourcePlugin):
     }
 
     def _handle(self):
-        handle = as_uuid(self.properties.get("handle"))
+        handle = as_uuid(handle_uuid(self.properties.get("handle")))
         res = Resource.objects.filter(stack_id=self.context.stack_id, uuid=handle,
                                       type__in=(HANDLE_TYPE, UPDATE_HANDLE_TYPE,
                                                 AWS_HANDLE_TYPE)).first() \
@@ -238,12 +274,12 @@ class WaitCondition(ResourcePlugin):
         queue = (res.plugin_data or {}).get(ZAQAR_QUEUE)
         if not queue:
             return
-        bodies = _cloud_call(self.context.cloud.queue_pop, queue)
-        if not bodies:
-            return
         handle = WaitConditionHandle(name=res.name, properties=res.properties_data,
                                      context=self.context, physical_id=res.physical_resource_id,
                                      data=dict(res.plugin_data), resource_id=res.pk)
+        bodies = _cloud_call(stack_user.user_cloud(handle).queue_pop, queue)
+        if not bodies:
+            return
         for body in bodies:
             try:
                 reason = handle.handle_signal(body)

@@ -1,5 +1,5 @@
-"""Zaqar's types as Heat 27 has them: ``OS::Zaqar::Queue``, ``OS::Zaqar::SignedQueueURL``
-and ``OS::Zaqar::Subscription`` (``MistralTrigger`` needs Mistral: ``unavailable``).
+"""Zaqar's types as Heat 27 has them: ``OS::Zaqar::Queue``, ``OS::Zaqar::SignedQueueURL``,
+``OS::Zaqar::Subscription`` and ``OS::Zaqar::MistralTrigger``.
 
 A queue is one ``queue`` object of the messaging service, known by its name (its
 physical id, as Heat's); its ``metadata`` updates in place, a new name replaces it. A
@@ -9,17 +9,23 @@ queue given no name is named after the stack, the resource and a short suffix, a
 project are kept in the resource's data (``query_str`` is what an Aodh action
 ``zaqar://?...`` takes). A subscription is one ``queue_subscription`` object (id
 ``<queue>/<subscription id>``, its reference the subscription id as Heat's); subscriber,
-ttl and options update in place. On a cloud whose catalog has no ``messaging`` service,
+ttl and options update in place. A Mistral trigger is a subscription whose subscriber
+is Mistral's executions (``trust+<Mistral's endpoint>/executions``) and whose options'
+``post_data`` name the workflow, its params (``env.notification`` the message, Zaqar's
+``$zaqar_message$``) and input, as Heat's; every property but the queue updates in
+place. On a cloud whose catalog has no ``messaging`` service,
 validation answers Heat's ResourceTypeUnavailable. The simulated cloud keeps them as
 generic objects, as strict as Zaqar's v2 API (``stacks/cloud/simulated/messaging.py``);
 the OpenStack driver calls Zaqar's API (``stacks/cloud/openstack/messaging.py``).
 """
+import json
 from urllib.parse import urlencode
 
 from heatweb.exceptions import StackValidationFailed
 from stacks.resources.base import ResourcePlugin
 from stacks.resources.base import cloud_call as _cloud_call
 from stacks.resources.cloud_object import CloudObjectResource, attributes, prop
+from stacks.resources.mistral import CustomConstraint
 from stacks.resources.registry import register
 from stacks.resources.schema import AllowedValues, Attribute, Length, Property, Range
 
@@ -206,3 +212,41 @@ class ZaqarSubscription(CloudObjectResource):
         if pairs is not None:
             pairs.pop("queue_name", None)
         return pairs
+
+
+@register
+class ZaqarMistralTrigger(ZaqarSubscription):
+    """A subscription that starts an execution of a Mistral workflow for each message of a
+    queue (the message is the workflow's ``env().notification``)."""
+
+    required_service = ZAQAR
+    type_name = "OS::Zaqar::MistralTrigger"
+    properties_schema = {
+        "queue_name": prop("String", "Name of the queue to subscribe to.", required=True,
+                           constraints=(CustomConstraint("zaqar.queue"),)),
+        "ttl": ZaqarSubscription.properties_schema["ttl"],
+        "workflow_id": prop("String", "UUID of the Mistral workflow to trigger.",
+                            required=True, update_allowed=True,
+                            constraints=(CustomConstraint("mistral.workflow"),)),
+        "params": prop("Map", "Parameters to pass to the Mistral workflow execution. The "
+                              "parameters depend on the workflow type.", default={},
+                       update_allowed=True),
+        "input": prop("Map", "Input values to pass to the Mistral workflow.", default={},
+                      update_allowed=True),
+    }
+
+    attributes_schema = {"show": Attribute("Detailed information about resource.",
+                                           type="map")}
+
+    def cloud_fields(self, props, names=None):
+        params = dict(props.get("params") or {})
+        params["env"] = {**(params.get("env") or {}), "notification": "$zaqar_message$"}
+        post_data = {"workflow_id": props.get("workflow_id"), "params": params,
+                     "input": props.get("input") or {}}
+        endpoint = _cloud_call(self.cloud.workflow_endpoint)
+        return {"queue_name": props.get("queue_name"),
+                "subscriber": f"trust+{endpoint}/executions", "ttl": props.get("ttl"),
+                "options": {"post_data": json.dumps(post_data)}}
+
+    def drift_pairs(self):
+        return None

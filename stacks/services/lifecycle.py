@@ -21,10 +21,12 @@ from stacks.models import RawTemplate, Resource, Stack
 from stacks.models import states as st
 from stacks.models.events import stack_event
 from stacks.ownership import holds_record_rows, take_over_refusal, taken_over
+from stacks.resources import stack_user
 from stacks.resources.stack import ADOPT_CHILD_KEY
 from stacks.services import drift
 from stacks.services.create_replay import create_replayed
-from stacks.services.custom_constraints import check_custom_constraints
+from stacks.services.custom_constraints import check_custom_constraints, \
+    check_property_constraints
 from stacks.services.parameters import check_immutable_parameters
 from stacks.services.traversals import live_resources, stack_begin, stack_converge, \
     stop_waiting_if_superseded
@@ -63,6 +65,7 @@ def stack_create(*, project, user, name, template, environment=None, parameters=
     # owner's key pair is the owner's alone.
     cloud = cloud_for_stack(parent) if parent is not None else cloud_for_user(user, project.pk)
     check_custom_constraints(definition.params, cloud)
+    check_property_constraints(definition, cloud)
     seed = None if adopt_resources is None else adopt_seed(definition, adopt_resources)
     # An adopt or external_id takes over only what the caller sees and no one else holds.
     refused = take_over_refusal(taken_over(definition.plugins, seed), cloud=cloud, user=user,
@@ -128,7 +131,8 @@ def adopt_seed(definition, resources):
             raise StackValidationFailed(f"adopt_stack_data: the resource_id of {name} is "
                                         f"longer than 255 characters.")
         seed[name] = {"physical_resource_id": physical_id,
-                      "plugin_data": data if isinstance(data, dict) else {},
+                      "plugin_data": stack_user.data_at_rest(data) if isinstance(data, dict)
+                      else {},
                       "rsrc_metadata": metadata if isinstance(metadata, dict) else {}}
     return seed
 
@@ -171,6 +175,7 @@ def stack_update(stack, *, template=None, environment=None, parameters=None, fil
         patch=patch, clear_parameters=clear_parameters)
     check_immutable_parameters(stack, definition)
     check_custom_constraints(definition.params, cloud_for_stack(stack))
+    check_property_constraints(definition, cloud_for_stack(stack))
     refused = take_over_refusal(taken_over(definition.plugins, None), cloud=cloud_for_stack(stack),
                                 user=user, project_id=stack.project_id, stack_id=stack.pk)
     if refused is not None:  # a new resource's external_id held by another stack

@@ -9,13 +9,13 @@ resource. Values only known once the stack exists (``get_attr``,
 """
 from django.utils import timezone
 
-from heatweb.exceptions import HeatError
+from heatweb.exceptions import HeatError, InvalidTemplateAttribute
 from stacks.definitions import NamesLookup, build_definition, normalize_environment, \
     parse_template, update_definition
 from stacks.hot import UNRESOLVED
 from stacks.models import Resource
 from stacks.plugins import REPLACE, UNCHANGED, UPDATE, InputLookup, node_data, plugin_for, \
-    stack_context, update_decision
+    resolved_properties, stack_context, update_decision
 from stacks.resources.resource_group import member_definition
 from stacks.resources.stack import NestedStackResource, TemplateResource
 from stacks.services.parameters import check_immutable_parameters
@@ -280,7 +280,10 @@ def _update_properties(definition, name, res, lookup):
     """The properties the engine would converge ``res`` to, as far as they are known now:
     resolved like the engine does, validated (defaults filled in)."""
     defn, cls = definition.resources[name], definition.plugins[name]
-    raw = definition.template.resolve(defn.properties, definition.params, lookup) or {}
+    try:
+        raw = resolved_properties(definition, name, lookup) or {}
+    except InvalidTemplateAttribute:  # the update fails it when it runs; shown as changed
+        raw = definition.template.resolve(defn.properties, definition.params, lookup) or {}
     old = res.properties_data or {}
     unknown = {k for k, v in raw.items() if _has_unresolved(v)}
     known = {k: (old.get(k) if k in unknown else v) for k, v in raw.items()}

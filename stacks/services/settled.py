@@ -50,7 +50,8 @@ def settled_resources(*, current, definition, raw, old_raw, new_requires, existi
         and res.engine_id is None and res.replaced_by_id is None
         and not res.requires and not new_requires.get(res.pk) and res.pk not in required
         and res.template_id is not None
-        and not definition.plugins[name].replace_on_update}
+        and not definition.plugins[name].replace_on_update
+        and not definition.plugins[name].may_update_unchanged}
     if not candidates:
         return set()
     hooks = hook_resources(raw.environment)

@@ -2,7 +2,8 @@
 from heatweb.exceptions import BadRequest, HeatError, StackValidationFailed, \
     UserParameterMissing
 from stacks.cloud import cloud_for_user
-from stacks.definitions import build_definition, normalize_environment, parse_template
+from stacks.definitions import build_definition, normalize_environment, parse_template, \
+    request_environment
 from stacks.hot import UNRESOLVED
 from stacks.resources import registry as resource_registry
 from stacks.resources.stack import NestedStackResource, TemplateResource
@@ -148,7 +149,9 @@ def template_validate(body, *, project, user=None, show_nested=False, ignore_err
     if body.get("template_url") and not body.get("template"):
         raise BadRequest("template_url is not supported here: send the template itself.")
     files = body.get("files") or {}
-    env = normalize_environment(body.get("environment"), body.get("parameters"))
+    env = request_environment(body.get("environment"), body.get("parameters"),
+                              environment_files=body.get("environment_files"), files=files,
+                              template=body.get("template"))
     template = parse_template(body.get("template"), files)
     result = _schema(template, env, files, project=project, ignore=ignore,
                      show_nested=show_nested, user=user)

@@ -2,6 +2,7 @@
 an instance, a security group and a wait condition signalled by curl (cfn-signal's
 body) to the handle's URL, created, updated and deleted; Heat's classic
 WordPress_Single_Instance shape validated and created; the template versions."""
+import email
 import json
 import subprocess
 import time
@@ -10,11 +11,15 @@ import uuid
 import pytest
 import requests
 
+from tests.live.test_lock import cloud
 from tests.live.test_stack_lifecycle import wait_deleted, wait_stack
 from tests.live.test_wait_condition import heat, tenant  # noqa: F401 (fixtures)
 from tests.unit.hot.test_cfn_template import WORDPRESS
 
 pytestmark = pytest.mark.live
+
+
+INIT = {"AWS::CloudFormation::Init": {"config": {"files": {"/tmp/hello": {"content": "hi"}}}}}
 
 
 def instance_template(*, instance_type="m1.small", ports=("22",)):
@@ -29,7 +34,7 @@ def instance_template(*, instance_type="m1.small", ports=("22",)):
                 "GroupDescription": "ssh in",
                 "SecurityGroupIngress": [{"IpProtocol": "tcp", "FromPort": p, "ToPort": p,
                                           "CidrIp": "0.0.0.0/0"} for p in ports]}},
-            "Server": {"Type": "AWS::EC2::Instance", "Properties": {
+            "Server": {"Type": "AWS::EC2::Instance", "Metadata": INIT, "Properties": {
                 "ImageId": "cirros", "InstanceType": {"Ref": "InstanceType"},
                 "SecurityGroups": [{"Ref": "Group"}],
                 "Tags": [{"Key": "role", "Value": "web"}],
@@ -71,7 +76,17 @@ def cfn_signal(url, body, *, method="POST"):
     assert done.stdout.startswith("HTTP/1.1 200"), done.stdout + done.stderr
 
 
-def test_instance_security_group_and_wait_condition_create_update_delete(heat):  # noqa: F811
+def _user_data_parts(live_service, server_id):
+    """The user_data the simulated Nova got for the server: (type, file name, text)."""
+    text = cloud(live_service, "from stacks.cloud.models import SimServer\n"
+                               f"print(json.dumps(SimServer.objects.get(pk={server_id!r})"
+                               ".user_data))")
+    return [(p.get_content_type(), p.get_filename(), p.get_payload())
+            for p in email.message_from_string(text).get_payload()]
+
+
+def test_instance_security_group_and_wait_condition_create_update_delete(
+        heat, live_service):  # noqa: F811
     name = f"cfn-{uuid.uuid4().hex[:8]}"
     stack_id = heat.stacks.create(stack_name=name, template=instance_template())["stack"]["id"]
     url = handle_url(heat, stack_id)
@@ -93,6 +108,15 @@ def test_instance_security_group_and_wait_condition_create_update_delete(heat): 
                      "Wait": "AWS::CloudFormation::WaitCondition"}
     server_id = heat.resources.get(stack_id, "Server").physical_resource_id
     group_id = heat.resources.get(stack_id, "Group").physical_resource_id
+    # Heat's HEAT_CFNTOOLS user data: its MIME with the UserData as cfn-userdata, the
+    # Metadata as cfn-init-data, ec2-user made by cloud-init.
+    parts = _user_data_parts(live_service, server_id)
+    assert [n for _, n, _ in parts] == [
+        "cloud-config", "boothook.sh", "part-handler.py", "cfn-userdata", "loguserdata.py",
+        "cfn-init-data", "cfn-metadata-server", "cfn-boto-cfg"]
+    assert parts[3][2] == f"#!/bin/sh\n/opt/aws/bin/cfn-signal -e 0 '{url}'\n"
+    assert json.loads(parts[5][2]) == INIT and "user: ec2-user" in parts[0][2]
+    assert parts[6][2].endswith("/v1/")
 
     # A resize and a new ingress rule: both in place.
     heat.stacks.update(stack_id, template=instance_template(ports=("22", "80")),

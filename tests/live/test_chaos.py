@@ -139,9 +139,10 @@ def test_celery_main_killed_while_a_server_boots_is_resumed_by_the_other_worker(
     name = new_name("mainkill")
     hc.stacks.create(stack_name=name, template=chain(5))
     # r001's server is booting: its engine waits for the cloud (polled, not slept).
+    # (r000's create and boot come first: on a loaded machine, more than 30 s.)
     holder = wait_until("r001 waits for its server to boot", lambda: (
         (row := db.resource(name, "r001")) and row[0] and row[1]
-        and row[2] == "CREATE_IN_PROGRESS" and row[0]))
+        and row[2] == "CREATE_IN_PROGRESS" and row[0]), timeout=COMPLETE_WITHIN)
     main = parent_pid(engine_pid(holder))
     worker = worker_named_by_pid(service, main)
     os.kill(main, signal.SIGKILL)  # its pool processes die with it (PDEATHSIG)

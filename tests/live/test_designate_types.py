@@ -1,9 +1,10 @@
 """Issue 36: Designate's ``OS::Designate::Zone`` and ``RecordSet`` through
 python-heatclient against the live service on the simulated cloud: a zone and its
 recordsets, updated in place and replaced as Heat does, Designate's refusals as the
-resource's reason, and delete. (The one-machine OpenStack cloud has no Designate: there
-they answer ResourceTypeUnavailable, tests/openstack/test_openstack_aodh.py's way.)
+resource's reason, and delete. (The one-machine OpenStack cloud's Designate:
+tests/openstack/test_openstack_designate.py.)
 """
+import re
 import uuid
 
 import pytest
@@ -28,7 +29,7 @@ resources:
     type: OS::Designate::Zone
     properties:
       name: {get_param: zone}
-      email: {list_join: ["@", [hostmaster, {get_param: zone}]]}
+      email: hostmaster@example.com
       ttl: {get_param: ttl}
       description: heatweb's zone
   www:
@@ -41,7 +42,7 @@ resources:
         if:
           - {equals: [{get_param: www_type}, A]}
           - [{get_param: address}]
-          - [web.example.org.]
+          - ["2001:db8::10"]
   mail:
     type: OS::Designate::RecordSet
     properties:
@@ -76,7 +77,7 @@ def test_a_zone_and_its_recordsets_update_in_place_or_are_replaced(hc, live_serv
     out = outputs(hc, stack_id)
     zone = out["zone"]
     assert (zone["name"], zone["email"], zone["ttl"], zone["type"], zone["status"]) == \
-        (name, f"hostmaster@{name}", 3600, "PRIMARY", "ACTIVE")
+        (name, "hostmaster@example.com", 3600, "PRIMARY", "ACTIVE")
     # The zone's show is read again after its recordsets (Heat reads show live); its
     # serial attribute is the one stored at the zone's create, as Heat caches it: the
     # recordsets made after it raised the zone's serial since.
@@ -99,12 +100,12 @@ def test_a_zone_and_its_recordsets_update_in_place_or_are_replaced(hc, live_serv
 
     # A new type replaces the recordset (Heat's type is not update_allowed).
     hc.stacks.update(stack_id, template=ZONE, parameters={"zone": name, "ttl": 600,
-                                                          "www_type": "CNAME"})
+                                                          "www_type": "AAAA"})
     wait_stack(hc, stack_id, "UPDATE_COMPLETE")
     out = outputs(hc, stack_id)
     after = physical_ids(hc, stack_id)
     assert after["www"] != before["www"] and after["zone"] == before["zone"]
-    assert (out["www"]["type"], out["www"]["records"]) == ("CNAME", ["web.example.org."])
+    assert (out["www"]["type"], out["www"]["records"]) == ("AAAA", ["2001:db8::10"])
     gone = cloud(live_service, f"print(json.dumps(c.object_get('dns_recordset', "
                                f"{before['www']!r})))")
     assert gone is None
@@ -129,6 +130,9 @@ def _failed(hc, template, **kwargs):
     ("""
   zone: {type: OS::Designate::Zone, properties: {name: example.com, email: a@example.com}}
 """, "zone", "'example.com' is not a 'zonename'"),
+    ("""
+  zone: {type: OS::Designate::Zone, properties: {name: NAME, email: a@example.com.}}
+""", "zone", "Email a@example.com. is invalid"),
     ("""
   zone: {type: OS::Designate::Zone, properties: {name: NAME, email: a@example.com}}
   twin:
@@ -155,6 +159,16 @@ def _failed(hc, template, **kwargs):
 """, "two", "Duplicate RecordSet"),
     ("""
   zone: {type: OS::Designate::Zone, properties: {name: NAME, email: a@example.com}}
+  one:
+    type: OS::Designate::RecordSet
+    properties: {zone: {get_resource: zone}, name: www, type: A, records: [192.0.2.1]}
+  alias:
+    type: OS::Designate::RecordSet
+    depends_on: one
+    properties: {zone: {get_resource: zone}, name: www, type: CNAME, records: [a.example.]}
+""", "alias", "CNAME recordsets may not share a name with any other records"),
+    ("""
+  zone: {type: OS::Designate::Zone, properties: {name: NAME, email: a@example.com}}
   bad:
     type: OS::Designate::RecordSet
     properties: {zone: {get_resource: zone}, type: A, records: ["2001:db8::1"]}
@@ -164,11 +178,11 @@ def _failed(hc, template, **kwargs):
     type: OS::Designate::RecordSet
     properties: {zone: no-such-zone.example.com., type: A, records: [192.0.2.1]}
 """, "missing", "Zone no-such-zone.example.com. could not be found"),
-], ids=["not-fqdn", "duplicate-zone", "outside-zone", "duplicate-recordset", "bad-record",
-        "missing-zone"])
+], ids=["not-fqdn", "bad-email", "duplicate-zone", "outside-zone", "duplicate-recordset",
+        "cname-beside", "bad-record", "missing-zone"])
 def test_designates_refusals_fail_the_resource(hc, resources, failing, reason):
     template = ("heat_template_version: 2016-10-14\nresources:"
-                + resources.replace("NAME", zone_name()))
+                + re.sub(r"\bNAME\b", zone_name(), resources))
     stack_id, failed = _failed(hc, template)
     assert list(failed) == [failing], failed
     assert reason in failed[failing], failed[failing]

@@ -306,6 +306,7 @@ resources:
       timeout: 600
 outputs:
   endpoint: {value: {get_attr: [handle, endpoint]}}
+  ref: {value: {get_resource: handle}}
 """
 
 
@@ -337,7 +338,8 @@ def test_update_wait_condition_handle_is_new_after_each_update(hc):
     stack = signal_until(hc, sid, "CREATE_COMPLETE", endpoint,
                          {"Status": "SUCCESS", "Reason": "booted", "UniqueId": "1"})
     first = outputs_of(stack)["endpoint"]
-    assert first == endpoint
+    # its reference is that signed URL, as Heat's (a CloudFormation handle there)
+    assert first == endpoint == outputs_of(stack)["ref"]
     old_handle = hc.resources.get(sid, "handle").physical_resource_id
 
     hc.stacks.update(sid, template=UPDATE_HANDLE, parameters={"version": "2"})

@@ -1,7 +1,8 @@
 """Octavia's types through python-heatclient against the live service on the simulated
 cloud: a load balancer with a listener, a pool of two servers behind a health monitor,
-an L7 policy and rule; updated in place, deleted, Octavia's refusals. (Members name no
-subnet: the real cloud's noop network driver fails to delete a member that does.)
+an L7 policy and rule; updated in place, deleted, Octavia's refusals. The servers' members
+name their subnet, as Heat's scenario test's do (the real cloud's Octavia deletes them
+since its network driver is scripts/cloud/octavia_fake).
 """
 import uuid
 
@@ -17,6 +18,7 @@ LOAD_BALANCER = """
 heat_template_version: 2018-08-31
 parameters:
   weight: {type: number, default: 1}
+  grouped: {type: number, default: 1}
   image: {type: string, default: cirros}
   flavor: {type: string, default: m1.small}
 resources:
@@ -51,18 +53,20 @@ resources:
   member1:
     type: OS::Octavia::PoolMember
     properties: {pool: {get_resource: pool}, address: {get_attr: [web1, first_address]},
-                 protocol_port: 80, weight: {get_param: weight}}
+                 protocol_port: 80, weight: {get_param: weight},
+                 subnet: {get_resource: subnet}}
   member2:
     type: OS::Octavia::PoolMember
     properties: {pool: {get_resource: pool}, address: {get_attr: [web2, first_address]},
-                 protocol_port: 80}
-  grouped:  # a member in a nested stack: the pool's show lists it too
+                 protocol_port: 80, subnet: {get_resource: subnet}}
+  grouped:  # a member in a nested stack of its own (as heat-tempest-plugin's
+    # lb_member.yaml): the pool's show lists it too
     type: OS::Heat::ResourceGroup
     properties:
-      count: 1
+      count: {get_param: grouped}
       resource_def:
-        type: OS::Octavia::PoolMember
-        properties: {pool: {get_resource: pool}, address: 10.61.0.50, protocol_port: 80}
+        type: lb_member.yaml
+        properties: {pool: {get_resource: pool}}
   policy:
     type: OS::Octavia::L7Policy
     properties: {listener: {get_resource: listener}, action: REJECT, position: 1}
@@ -78,10 +82,19 @@ outputs:
   net_subnets: {value: {get_attr: [net, subnets]}}
   net_show_subnets: {value: {get_attr: [net, show, subnets]}}
 """
+FILES = {"lb_member.yaml": """
+heat_template_version: 2018-08-31
+parameters:
+  pool: {type: string}
+resources:
+  member:
+    type: OS::Octavia::PoolMember
+    properties: {pool: {get_param: pool}, address: 10.61.0.50, protocol_port: 80}
+"""}
 MEMBER2 = """  member2:
     type: OS::Octavia::PoolMember
     properties: {pool: {get_resource: pool}, address: {get_attr: [web2, first_address]},
-                 protocol_port: 80}
+                 protocol_port: 80, subnet: {get_resource: subnet}}
 """
 
 
@@ -93,7 +106,7 @@ def hc(live_service):
 
 
 def test_a_load_balancer_with_a_pool_of_two_servers(hc, live_service):
-    _, stack_id = create(hc, LOAD_BALANCER)
+    _, stack_id = create(hc, LOAD_BALANCER, files=FILES)
     wait_stack(hc, stack_id, "CREATE_COMPLETE")
     ids = {r.resource_name: r.physical_resource_id for r in hc.resources.list(stack_id)}
     out = {o["output_key"]: o.get("output_value") for o in hc.stacks.get(stack_id).outputs}
@@ -101,7 +114,8 @@ def test_a_load_balancer_with_a_pool_of_two_servers(hc, live_service):
     assert out["member_address"] == out["web1"]
     pool = cloud(live_service, f'print(json.dumps(c.object_get("pool", "{ids["pool"]}")))')
     assert pool["healthmonitor_id"] == ids["monitor"]
-    grouped = [r.physical_resource_id for r in hc.resources.list(ids["grouped"])]
+    grouped = [r.physical_resource_id for r in hc.resources.list(ids["grouped"], nested_depth=1)
+               if r.resource_type == "OS::Octavia::PoolMember"]
     assert sorted(m["id"] for m in pool["members"]) == \
         sorted([ids["member1"], ids["member2"], *grouped])
     assert ids["member1"].startswith(f"{ids['pool']}/")
@@ -113,7 +127,7 @@ def test_a_load_balancer_with_a_pool_of_two_servers(hc, live_service):
     assert out["net_show_subnets"] == [ids["subnet"]]
     assert out["net_subnets"] == []
 
-    hc.stacks.update(stack_id, template=LOAD_BALANCER, parameters={"weight": 5})
+    hc.stacks.update(stack_id, template=LOAD_BALANCER, files=FILES, parameters={"weight": 5})
     wait_stack(hc, stack_id, "UPDATE_COMPLETE")
     after = {r.resource_name: r.physical_resource_id for r in hc.resources.list(stack_id)}
     assert after == ids
@@ -126,11 +140,18 @@ except CloudError as e:
     print(json.dumps(str(e)))""")
     assert "it has children" in refused
 
-    hc.stacks.update(stack_id, template=LOAD_BALANCER.replace(MEMBER2, ""),
+    hc.stacks.update(stack_id, template=LOAD_BALANCER.replace(MEMBER2, ""), files=FILES,
                      parameters={"weight": 5})  # a member removed: the pool lists one
     wait_stack(hc, stack_id, "UPDATE_COMPLETE")
     out = {o["output_key"]: o.get("output_value") for o in hc.stacks.get(stack_id).outputs}
     assert sorted(m["id"] for m in out["pool_members"]) == sorted([ids["member1"], *grouped])
+    # the group shrinks: its member's nested stack is deleted (a DELETE of that stack), the
+    # pool's show read again
+    # (heat-tempest-plugin's test_add_delete_poolmember)
+    hc.stacks.update(stack_id, existing=True, parameters={"grouped": 0})
+    wait_stack(hc, stack_id, "UPDATE_COMPLETE")
+    out = {o["output_key"]: o.get("output_value") for o in hc.stacks.get(stack_id).outputs}
+    assert [m["id"] for m in out["pool_members"]] == [ids["member1"]]
 
     hc.stacks.delete(stack_id)
     wait_deleted(hc, stack_id)

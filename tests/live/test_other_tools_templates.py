@@ -1,5 +1,6 @@
 """Issue 36: templates other tools write (Magnum, Rally, Tacker, heat-tempest-plugin) run
 unchanged, through python-heatclient against the live service."""
+import json
 import time
 import uuid
 
@@ -573,11 +574,39 @@ resources:
   metrics_alarm:
     type: OS::Aodh::GnocchiAggregationByMetricsAlarm
     properties: {metrics: [m1, m2], threshold: 10, aggregation_method: mean}
+  resource_alarm:
+    type: OS::Aodh::GnocchiResourcesAlarm
+    properties: {metric: cpu, resource_id: {get_param: "OS::stack_id"}, resource_type: instance,
+                 threshold: 80, comparison_operator: gt}
+  composite_alarm:
+    type: OS::Aodh::CompositeAlarm
+    properties:
+      composite_rule:
+        operator: or
+        rules:
+          - {type: gnocchi_resources_threshold, metric: cpu, resource_id: r1,
+             resource_type: instance, threshold: 80}
+          - {type: gnocchi_resources_threshold, metric: memory, resource_id: r1,
+             resource_type: instance, threshold: 90}
+  prometheus_alarm:
+    type: OS::Aodh::PrometheusAlarm
+    properties: {query: avg(cpu_usage), threshold: 80, comparison_operator: gt}
+  member_health_alarm:
+    type: OS::Aodh::LBMemberHealthAlarm
+    properties: {pool: pool-1, stack: {get_param: "OS::stack_id"},
+                 autoscaling_group_id: {get_resource: group}}
 outputs:
   size: {value: {get_attr: [group, current_size]}}
   alarm: {value: {get_attr: [cpu_alarm_high, show]}}
   alarm_url: {value: {get_attr: [scaleup_policy, alarm_url]}}
   event: {value: {get_attr: [event_alarm, show]}}
+  others:
+    value:
+      resource: {get_attr: [resource_alarm, show]}
+      composite: {get_attr: [composite_alarm, show]}
+      prometheus: {get_attr: [prometheus_alarm, show]}
+      member_health: {get_attr: [member_health_alarm, show]}
+  group_id: {value: {get_resource: group}}
 """
 
 
@@ -603,6 +632,18 @@ def test_an_aodh_alarm_calling_a_scaling_policy_grows_the_group(hc):
     assert alarm["alarm_actions"][0].startswith("trust+http")
     assert outputs["event"]["alarm_actions"] == ["trust+zaqar://?queue_name=vnf-events"]
     assert outputs["event"]["event_rule"]["event_type"] == "compute.instance.update"
+    # The other types in Aodh's shape, as Heat sends them.
+    others = outputs["others"]
+    assert others["resource"]["gnocchi_resources_threshold_rule"] == {
+        "metric": "cpu", "resource_id": sid, "resource_type": "instance", "threshold": 80,
+        "comparison_operator": "gt"}
+    assert list(others["composite"]["composite_rule"]) == ["or"]
+    assert [r["metric"] for r in others["composite"]["composite_rule"]["or"]] == \
+        ["cpu", "memory"]
+    assert others["prometheus"]["prometheus_rule"] == {
+        "query": "avg(cpu_usage)", "threshold": 80, "comparison_operator": "gt"}
+    assert others["member_health"]["loadbalancer_member_health_rule"] == {
+        "pool_id": "pool-1", "stack_id": sid, "autoscaling_group_id": outputs["group_id"]}
     # The simulated cloud's alarms never evaluate: the test is Aodh's notifier.
     assert notify(alarm["alarm_actions"][1], alarm).status_code == 200
     for _ in range(150):
@@ -655,3 +696,165 @@ def test_an_aodh_alarm_under_a_stack_lock_follows_the_locks_mode(hc):
     events = hc.events.list(sid, resource_name="scaleup_policy")
     assert any("signal ignored: stack is locked" in e.resource_status_reason for e in events)
     assert outputs_of(hc.stacks.get(sid))["size"] == 2
+
+
+# The group both CFN autoscaling templates below scale: one to three cirros instances.
+CFN_GROUP = {
+    "LaunchConfig": {"Type": "AWS::AutoScaling::LaunchConfiguration", "Properties": {
+        "ImageId": "cirros", "InstanceType": "m1.small"}},
+    "WebServerGroup": {"Type": "AWS::AutoScaling::AutoScalingGroup", "Properties": {
+        "AvailabilityZones": {"Fn::GetAZs": ""},
+        "LaunchConfigurationName": {"Ref": "LaunchConfig"}, "MinSize": "1",
+        "MaxSize": "3"}},
+}
+
+
+# Old CFN-style autoscaling (heat-templates' AutoScalingCeilometer.yaml): an alarm action that
+# is the name of a scaling policy of the stack is the policy's AlarmUrl (Heat's
+# actions_to_urls), not a URL Aodh would call in vain.
+CFN_AUTOSCALING = {
+    "HeatTemplateFormatVersion": "2012-12-12",
+    "Parameters": {"HighActions": {"Type": "CommaDelimitedList",
+                                   "Default": "WebServerScaleUpPolicy"}},
+    "Resources": {
+        **CFN_GROUP,
+        "WebServerScaleUpPolicy": {"Type": "AWS::AutoScaling::ScalingPolicy", "Properties": {
+            "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": "1",
+            "AutoScalingGroupName": {"Ref": "WebServerGroup"}}},
+        "WebServerScaleDownPolicy": {"Type": "AWS::AutoScaling::ScalingPolicy", "Properties": {
+            "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": "-1",
+            "AutoScalingGroupName": {"Ref": "WebServerGroup"}}},
+        "CPUAlarmHigh": {"Type": "OS::Ceilometer::Alarm", "Properties": {
+            "meter_name": "cpu_util", "statistic": "avg", "period": "60",
+            "evaluation_periods": "1", "threshold": "50", "comparison_operator": "gt",
+            "alarm_actions": {"Ref": "HighActions"},
+            "ok_actions": ["WebServerScaleDownPolicy", "", "https://example.com/ok"]}}},
+    "Outputs": {
+        "alarm": {"Value": {"Fn::GetAtt": ["CPUAlarmHigh", "show"]}},
+        "up": {"Value": {"Fn::GetAtt": ["WebServerScaleUpPolicy", "AlarmUrl"]}},
+        "down": {"Value": {"Fn::GetAtt": ["WebServerScaleDownPolicy", "AlarmUrl"]}}},
+}
+
+
+def _members(hc, sid, group):
+    members_id = hc.resources.get(sid, group).physical_resource_id
+    return [r for r in hc.resources.list(members_id) if r.resource_status == "CREATE_COMPLETE"]
+
+
+def test_an_alarm_action_naming_a_scaling_policy_calls_its_alarm_url(hc):
+    _, sid = create(hc, CFN_AUTOSCALING)
+    outputs = outputs_of(wait_stack(hc, sid, "CREATE_COMPLETE"))
+    alarm = outputs["alarm"]
+    assert "/webhooks/signal/" in outputs["up"]
+    assert alarm["alarm_actions"] == [outputs["up"]]
+    assert alarm["ok_actions"] == [outputs["down"], "https://example.com/ok"]
+    # The alarm waited for the policies it names (their URL exists only once they do).
+    events = sorted(hc.events.list(sid), key=lambda e: e.event_time)
+    done = [e.resource_name for e in events if e.resource_status == "CREATE_COMPLETE"]
+    assert done.index("CPUAlarmHigh") > done.index("WebServerScaleUpPolicy")
+    assert done.index("CPUAlarmHigh") > done.index("WebServerScaleDownPolicy")
+    # Aodh's notifier calling the action grows the group.
+    assert notify(alarm["alarm_actions"][0], alarm).status_code == 200
+    deadline = time.monotonic() + 60
+    while len(_members(hc, sid, "WebServerGroup")) != 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    # The update preview resolves the names as the update does: unchanged, then updated.
+    def preview(actions):
+        changes = hc.stacks.preview_update(sid, template=CFN_AUTOSCALING,
+                                           parameters={"HighActions": actions})
+        return {kind for kind, entries in changes["resource_changes"].items()
+                if "CPUAlarmHigh" in {e["resource_name"] for e in entries}}
+    assert preview("WebServerScaleUpPolicy") == {"unchanged"}
+    assert preview("WebServerScaleDownPolicy") == {"updated"}
+    # Naming the other policy updates the alarm in place with that policy's URL.
+    physical = hc.resources.get(sid, "CPUAlarmHigh").physical_resource_id
+    hc.stacks.update(sid, template=CFN_AUTOSCALING,
+                     parameters={"HighActions": "WebServerScaleDownPolicy"})
+    outputs = outputs_of(wait_stack(hc, sid, "UPDATE_COMPLETE"))
+    assert outputs["alarm"]["alarm_actions"] == [outputs["down"]]
+    assert hc.resources.get(sid, "CPUAlarmHigh").physical_resource_id == physical
+    hc.stacks.delete(sid)
+    wait_deleted(hc, sid)
+
+
+def test_an_alarm_action_naming_a_resource_without_alarm_url_fails_as_heats(hc):
+    """Heat 27 asks the named resource for ``AlarmUrl``: an OS::Heat::ScalingPolicy has
+    ``alarm_url`` (given with get_attr), so naming it is Heat's InvalidTemplateAttribute."""
+    template = """
+heat_template_version: 2016-10-14
+resources:
+  group:
+    type: OS::Heat::AutoScalingGroup
+    properties: {min_size: 1, max_size: 2, resource: {type: OS::Heat::None}}
+  scaleup_policy:
+    type: OS::Heat::ScalingPolicy
+    properties: {adjustment_type: change_in_capacity, scaling_adjustment: 1,
+                 auto_scaling_group_id: {get_resource: group}}
+  cpu_alarm_high:
+    type: OS::Aodh::GnocchiAggregationByMetricsAlarm
+    properties: {metrics: [m1], threshold: 10, aggregation_method: mean,
+                 alarm_actions: [scaleup_policy]}
+"""
+    failed, _ = _failure(hc, template)
+    assert failed.resource_name == "cpu_alarm_high"
+    assert "The Referenced Attribute (scaleup_policy AlarmUrl) is incorrect." in \
+        failed.resource_status_reason
+
+
+# Heat's classic CFN autoscaling (heat-templates' AutoScalingMultiAZSample shape): an
+# AWS::CloudWatch::Alarm with CloudFormation's properties whose AlarmActions is
+# {Ref: <AWS::AutoScaling::ScalingPolicy>}, the policy's AlarmUrl. Heat 27's global
+# environment makes the type a template of one OS::Aodh::Alarm; heatweb's does the same.
+CFN_CLOUDWATCH = {
+    "AWSTemplateFormatVersion": "2010-09-09",
+    "Resources": {
+        **CFN_GROUP,
+        "WebServerScaleUpPolicy": {"Type": "AWS::AutoScaling::ScalingPolicy", "Properties": {
+            "AdjustmentType": "ChangeInCapacity", "ScalingAdjustment": "1", "Cooldown": "60",
+            "AutoScalingGroupName": {"Ref": "WebServerGroup"}}},
+        "CPUAlarmHigh": {"Type": "AWS::CloudWatch::Alarm", "Properties": {
+            "AlarmDescription": "Scale-up if CPU > 50% for 1 minute",
+            "MetricName": "CPUUtilization", "Namespace": "system/linux",
+            "Statistic": "Average", "Period": "60", "EvaluationPeriods": "1",
+            "Threshold": "50", "ComparisonOperator": "GreaterThanThreshold",
+            "AlarmActions": [{"Ref": "WebServerScaleUpPolicy"}],
+            "Dimensions": [{"Name": "AutoScalingGroupName",
+                            "Value": {"Ref": "WebServerGroup"}}]}}},
+    "Outputs": {
+        "up": {"Value": {"Fn::GetAtt": ["WebServerScaleUpPolicy", "AlarmUrl"]}},
+        "up_ref": {"Value": {"Ref": "WebServerScaleUpPolicy"}},
+        "group": {"Value": {"Ref": "WebServerGroup"}}},
+}
+
+
+def test_a_cloudwatch_alarm_with_cfn_properties_grows_the_group(hc):
+    hc.stacks.validate(template=CFN_CLOUDWATCH)
+    # CloudFormation's names only, as Heat's template's AllowedValues.
+    bad = json.loads(json.dumps(CFN_CLOUDWATCH))
+    bad["Resources"]["CPUAlarmHigh"]["Properties"]["Statistic"] = "avg"
+    with pytest.raises(heat_exc.HTTPBadRequest) as refused:
+        hc.stacks.validate(template=bad)
+    assert "Statistic" in str(refused.value)
+    _, sid = create(hc, CFN_CLOUDWATCH)
+    outputs = outputs_of(wait_stack(hc, sid, "CREATE_COMPLETE"))
+    # {Ref: <AWS::AutoScaling::ScalingPolicy>} is its AlarmUrl (Heat's get_reference_id).
+    assert "/webhooks/signal/" in outputs["up"] and outputs["up_ref"] == outputs["up"]
+    child = hc.resources.get(sid, "CPUAlarmHigh").physical_resource_id
+    alarm = hc.resources.get(child, "__alarm__").attributes["show"]
+    assert alarm["type"] == "threshold" and alarm["repeat_actions"] is True
+    assert alarm["alarm_actions"] == [outputs["up"]]
+    assert alarm["description"] == "Scale-up if CPU > 50% for 1 minute"
+    rule = alarm["threshold_rule"]
+    assert (rule["meter_name"], rule["statistic"], rule["comparison_operator"]) == \
+        ("CPUUtilization", "avg", "gt")
+    assert (rule["period"], rule["evaluation_periods"], rule["threshold"]) == (60, 1, 50)
+    assert rule["matching_metadata"] == {"AutoScalingGroupName": outputs["group"]}
+    # Aodh's notifier calling the action grows the group.
+    assert notify(alarm["alarm_actions"][0], alarm).status_code == 200
+    deadline = time.monotonic() + 60
+    while len(_members(hc, sid, "WebServerGroup")) != 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    hc.stacks.delete(sid)
+    wait_deleted(hc, sid)

@@ -200,28 +200,28 @@ def test_a_type_of_a_missing_service_is_unavailable(hc):
     template = """
 heat_template_version: 2018-08-31
 resources:
-  workflow:
-    type: OS::Mistral::Workflow
-    properties: {type: direct, tasks: [{name: t, action: std.noop}]}
+  container:
+    type: OS::Zun::Container
+    properties: {image: cirros}
 """
     with pytest.raises(heat_exc.HTTPBadRequest) as raised:
         hc.stacks.validate(template=template)
     assert raised.value.error["error"]["type"] == "ResourceTypeUnavailable"
-    assert ("HEAT-E99001 Service mistral is not available for resource type "
-            "OS::Mistral::Workflow, reason: mistral workflowv2 endpoint is not in service "
+    assert ("HEAT-E99001 Service zun is not available for resource type "
+            "OS::Zun::Container, reason: zun container endpoint is not in service "
             "catalog.") in str(raised.value)
     with pytest.raises(heat_exc.HTTPBadRequest) as raised:
-        hc.resource_types.get("OS::Mistral::Workflow")
+        hc.resource_types.get("OS::Zun::Container")
     assert raised.value.error["error"]["type"] == "ResourceTypeUnavailable"
     with pytest.raises(heat_exc.HTTPNotFound):
-        hc.resource_types.get("OS::Mistral::NoSuchType")
+        hc.resource_types.get("OS::Zun::NoSuchType")
 
 
 def test_the_new_types_are_listed_and_described(hc):
     listed = {t.resource_type for t in hc.resource_types.list()}
     assert {"OS::Nova::Flavor", "OS::Neutron::Router", "OS::Neutron::FloatingIP",
             "OS::Keystone::UserRoleAssignment"} <= listed
-    assert not any(t.startswith("OS::Mistral::") or t.startswith("OS::Sahara::")
+    assert not any(t.startswith("OS::Zun::") or t.startswith("OS::Sahara::")
                    for t in listed)
     flavor = hc.resource_types.get("OS::Nova::Flavor")
     assert flavor["properties"]["extra_specs"]["update_allowed"] is True

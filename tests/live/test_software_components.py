@@ -328,13 +328,14 @@ def test_an_agent_restart_reruns_nothing(live_service, tenant, tmp_path):
 
 def test_a_tool_without_a_hook_fails_clearly(live_service, tenant, tmp_path):
     heat = tenant["heat"]
-    configs = [{"actions": ["CREATE"], "tool": "puppet", "config": "class { 'ntp': }"}]
+    # heat-agents has an ansible hook; heatweb's agent ships script, cfn-init and puppet
+    configs = [{"actions": ["CREATE"], "tool": "ansible", "config": "- hosts: all"}]
     stack_id, _, server = launch(tenant, component_template(configs), tmp_path)
     printed = AgentProcess(live_service, tenant, server, tmp_path / "agent").once()
-    assert "no hook installed for tool 'puppet'" in printed
+    assert "no hook installed for tool 'ansible'" in printed
     stack = wait_status(heat, stack_id, "CREATE_FAILED")
     assert "non-zero status code: 127" in stack.stack_status_reason
-    assert "no hook installed for tool 'puppet'" in stack.stack_status_reason
+    assert "no hook installed for tool 'ansible'" in stack.stack_status_reason
 
 
 def test_a_hook_that_prints_garbage_is_a_failed_deployment(live_service, tenant, tmp_path):

@@ -160,6 +160,22 @@ resources:
 """
 
 
+RESTORED = """
+heat_template_version: 2018-08-31
+parameters:
+  backup: {type: string, constraints: [{custom_constraint: cinder.backup}]}
+resources:
+  restored:
+    type: OS::Cinder::Volume
+    properties: {backup_id: {get_param: backup}, description: from a backup,
+                 metadata: {ignored: "as Heat's restore"}}
+outputs:
+  size: {value: {get_attr: [restored, size]}}
+  description: {value: {get_attr: [restored, display_description]}}
+  metadata: {value: {get_attr: [restored, metadata_values]}}
+"""
+
+
 def test_deletion_policies_retain_and_snapshot(hc, live_service):
     _, stack_id = create(hc, POLICIES)
     wait_stack(hc, stack_id, "CREATE_COMPLETE")
@@ -168,13 +184,23 @@ def test_deletion_policies_retain_and_snapshot(hc, live_service):
     wait_deleted(hc, stack_id)
     state = cloud(live_service, f"""
 from stacks.cloud.models import SimObject
-snaps = [s.fields for s in SimObject.objects.filter(kind="volume_snapshot",
-         fields__volume_id="{ids['snapped']}", deleted_at__isnull=True)]
+backups = [{{"id": b.pk, **b.fields}} for b in SimObject.objects.filter(
+           kind="volume_backup", fields__volume_id="{ids['snapped']}", deleted_at__isnull=True)]
 print(json.dumps({{"kept": bool(c.object_get("volume", "{ids['kept']}")),
-                  "snapped": bool(c.object_get("volume", "{ids['snapped']}")),
-                  "gone": c.object_get("volume", "{ids['gone']}"), "snaps": snaps}}))""")
-    assert state["kept"] is True and state["snapped"] is True and state["gone"] is None
-    assert [s["size"] for s in state["snaps"]] == [3]
+                  "snapped": c.object_get("volume", "{ids['snapped']}"),
+                  "gone": c.object_get("volume", "{ids['gone']}"), "backups": backups}}))""")
+    # Snapshot: as Heat, a Cinder backup, then the volume deleted
+    assert state["kept"] is True and state["snapped"] is None and state["gone"] is None
+    [backup] = state["backups"]
+    assert (backup["size"], backup["status"]) == (3, "available")
+
+    # a volume from that backup (Cinder's restore: the backup's size)
+    _, restored_id = create(hc, RESTORED, parameters={"backup": backup["id"]})
+    restored = wait_stack(hc, restored_id, "CREATE_COMPLETE")
+    assert {o["output_key"]: o["output_value"] for o in restored.outputs} == {
+        "size": "3", "description": "from a backup", "metadata": {}}
+    hc.stacks.delete(restored_id)
+    wait_deleted(hc, restored_id)
 
 
 def test_cinder_refusals_reach_the_resource(hc):

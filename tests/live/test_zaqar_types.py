@@ -43,7 +43,7 @@ resources:
     type: OS::Zaqar::Subscription
     properties:
       queue_name: {get_resource: queue}
-      subscriber: http://192.0.2.1:8080/hook
+      subscriber: http://127.0.0.1:9/hook
       ttl: {get_param: ttl}
 outputs:
   href: {value: {get_attr: [queue, href]}}
@@ -90,7 +90,7 @@ def test_a_queue_its_signed_url_and_a_subscription(hc, live_service):
                      "project_id": [out["project"]], "queue_name": [name]}
     hook = out["hook_show"]
     assert (hook["source"], hook["subscriber"], hook["ttl"]) == \
-        (name, "http://192.0.2.1:8080/hook", 3600)
+        (name, "http://127.0.0.1:9/hook", 3600)
     assert out["hook"] == ids["hook"].rpartition("/")[2]  # its reference: Zaqar's id
 
     # Metadata and the subscription's ttl update in place.
@@ -203,7 +203,7 @@ def test_a_zaqar_signal_handle_is_signalled_through_its_queue(hc, live_service):
     while hc.resources.get(stack_id, "wait_handle").resource_status != "CREATE_COMPLETE":
         assert time.monotonic() < deadline
         time.sleep(0.3)
-    signal = hc.resources.get(stack_id, "wait_handle").attributes["signal"]
+    signal = json.loads(hc.resources.get(stack_id, "wait_handle").attributes["signal"])
     queue = signal["queue_id"]
     assert signal["paths"] == [f"/v2/queues/{queue}/messages"]
     assert signal["methods"] == ["DELETE", "GET", "POST"] and signal["project_id"]
@@ -215,6 +215,102 @@ def test_a_zaqar_signal_handle_is_signalled_through_its_queue(hc, live_service):
     hc.stacks.delete(stack_id)
     wait_deleted(hc, stack_id)
     assert _queue(live_service, queue) is None
+
+
+ZAQAR_DEPLOYMENT = """
+heat_template_version: 2013-05-23
+resources:
+  server:
+    type: OS::Nova::Server
+    properties:
+      image: cirros
+      flavor: m1.tiny
+      user_data_format: SOFTWARE_CONFIG
+      software_config_transport: ZAQAR_MESSAGE
+  config:
+    type: OS::Heat::SoftwareConfig
+    properties: {config: echo 'foo'}
+  deployment:
+    type: OS::Heat::SoftwareDeployment
+    properties:
+      config: {get_resource: config}
+      server: {get_resource: server}
+      signal_transport: ZAQAR_SIGNAL
+outputs:
+  data: {value: {get_attr: [deployment, deploy_stdout]}}
+"""
+
+
+def test_zaqar_message_server_and_zaqar_signal_deployment(hc, live_service):
+    """Heat's ZaqarSignalTransportTest's template on the simulated cloud (no Keystone, so
+    no stack user: queues of the stack's project): the server's metadata names its queue
+    in ``os-collect-config``; the queue gets the metadata at the server's create and again
+    with the deployment; the deployment's inputs name its own queue, and a message there
+    is its signal; delete removes both queues."""
+    _, stack_id = create(hc, ZAQAR_DEPLOYMENT)
+    deadline = time.monotonic() + 60
+    while not (metadata := hc.resources.metadata(stack_id, "server")).get("deployments"):
+        assert time.monotonic() < deadline
+        time.sleep(0.3)
+    occ = metadata["os-collect-config"]
+    assert occ["collectors"] == ["zaqar", "local"] and occ["zaqar"]["project_id"]
+    server_queue = occ["zaqar"]["queue_id"]
+    messages = []  # the second is posted once the deployment's row is committed
+    while len(messages) < 2 and time.monotonic() < deadline:
+        messages += cloud(live_service, f"print(json.dumps(c.queue_pop({server_queue!r})))")
+    assert [m["deployments"] for m in messages][0] == [] and len(messages) == 2
+    assert all(m["os-collect-config"] == occ for m in messages)
+    deployment = messages[1]["deployments"][0]
+    assert deployment == metadata["deployments"][0]
+    inputs = {i["name"]: i["value"] for i in deployment["inputs"]}
+    assert inputs["deploy_signal_transport"] == "ZAQAR_SIGNAL"
+    assert "deploy_signal_id" not in inputs and "deploy_password" not in inputs
+    signal_queue = inputs["deploy_queue_id"]
+    cloud(live_service, f"c.queue_post({signal_queue!r}, [{{'deploy_stdout': 'here!'}}]); "
+                        f"print('null')")
+    wait_stack(hc, stack_id, "CREATE_COMPLETE")
+    assert outputs(hc, stack_id)["data"] == "here!"
+    hc.stacks.delete(stack_id)
+    wait_deleted(hc, stack_id)
+    assert _queue(live_service, server_queue) is None
+    assert _queue(live_service, signal_queue) is None
+
+
+ZAQAR_SERVER = """
+heat_template_version: 2013-05-23
+resources:
+  server:
+    type: OS::Nova::Server
+    metadata: {role: web}
+    properties:
+      image: cirros
+      flavor: m1.tiny
+      user_data_format: SOFTWARE_CONFIG
+      software_config_transport: ZAQAR_MESSAGE
+"""
+
+
+def test_a_deployment_made_through_the_api_is_pushed_to_the_servers_queue(hc, live_service):
+    """Heat's software config service pushes a ZAQAR_MESSAGE server's metadata whoever
+    makes the deployment: ``openstack software deployment create`` and ``delete`` post
+    the server's metadata, its deployments as they now are, to the server's queue."""
+    _, stack_id = create(hc, ZAQAR_SERVER)
+    wait_stack(hc, stack_id, "CREATE_COMPLETE")
+    server_id = physical_ids(hc, stack_id)["server"]
+    queue = hc.resources.metadata(stack_id, "server")["os-collect-config"]["zaqar"]["queue_id"]
+    config = hc.software_configs.create(group="script", name="from-api", config="echo hi")
+    deployment = hc.software_deployments.create(
+        config_id=config.id, server_id=server_id, action="CREATE", status="IN_PROGRESS",
+        status_reason="from the API")
+    hc.software_deployments.delete(deployment.id)
+    messages = cloud(live_service, f"print(json.dumps(c.queue_pop({queue!r})))")
+    assert [[d["name"] for d in m["deployments"]] for m in messages] == [[], ["from-api"], []]
+    assert all(m["role"] == "web" for m in messages)  # the template's metadata, from create
+    assert messages[1]["deployments"][0]["id"] == config.id
+    assert messages[1]["deployments"][0]["config"] == "echo hi"
+    assert messages[1]["os-collect-config"]["zaqar"]["queue_id"] == queue
+    hc.stacks.delete(stack_id)
+    wait_deleted(hc, stack_id)
 
 
 def test_the_environments_zaqar_event_sink_gets_the_stacks_events(hc, live_service):

@@ -139,7 +139,9 @@ def keystone_service(config, tmp_path_factory):
         # The OpenStack driver acts through each stack's trust; its own
         # connection (for what has no stack) is heatweb's service user.
         HEATWEB_CLOUD="openstack", OS_CLIENT_CONFIG_FILE=str(CLOUD_BASE / "clouds.yaml"),
-        OS_CLOUD="heatweb-service")
+        OS_CLOUD="heatweb-service",
+        # Mistral's cron triggers make their trust from the stack trust's token.
+        HEATWEB_TRUSTS_REDELEGATION="true")
     service.start()
     config.add_cleanup(service.stop)
     allow_guest_port(service.port)

@@ -38,18 +38,9 @@ EXPECTED_SKIPS = (
 # test_create_stack_with_multi_signal_waitcondition was one until the cloud's guest driver
 # booted the plugin's minimal image (heatweb-guest) as a real guest that runs its user_data
 # (docs/guests.md). The three Zaqar tests run since the cloud has Zaqar
-# (scripts/cloud/zaqar-up): the event sink's passes, these two fail on what heatweb lacks
-# (docs/heat-tempest.md).
-KNOWN_CLOUD_FAILURES = {
-    "test_waitcondition.ZaqarWaitConditionTest.test_signal_queues": (
-        "heatweb has no stack users: a ZAQAR_SIGNAL handle's signal (a map here, Heat's a "
-        "JSON string) gives a signed URL of its queue, not a user's password to log in with",
-        re.compile(r"the JSON object must be str, bytes or bytearray, not dict")),
-    "test_software_config.ZaqarSignalTransportTest.test_signal_queues": (
-        "software deployments' ZAQAR_SIGNAL and servers' ZAQAR_MESSAGE transports are not "
-        "implemented (the agent reads heatweb's metadata API)",
-        re.compile(r'"ZAQAR_SIGNAL" is not an allowed value')),
-}
+# (scripts/cloud/zaqar-up) and pass since heatweb makes stack users (heatweb/stack_users.py;
+# docs/heat-tempest.md).
+KNOWN_CLOUD_FAILURES = {}
 
 
 def _failure_line(reason):

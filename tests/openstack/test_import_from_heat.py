@@ -360,16 +360,21 @@ def test_heatweb_carries_on_with_heats_stacks(request, tmp_path_factory, from_he
     wait_for(lambda: _gone(heat, web), "the web stack's delete", timeout=240)
     left = census(admin_cloud, tag, public)
     assert left == {kind: [] for kind in before}, left
-    # Heat's own Keystone records of the stacks (a project per stack in its stack-user
-    # domain, a user for the server's agent) are Heat's: heatweb neither uses nor
-    # deletes them (docs/migration.md: the operator removes them with Heat's domain
-    # admin); the fixture's sweep does here.
+    # Heat's own Keystone records of the stacks: the server's stack user (its id in the
+    # server's resource data, imported with it) goes with the server, as Heat deletes it;
+    # the project per stack in Heat's stack-user domain stays (docs/migration.md: the
+    # operator removes them with Heat's domain admin); the fixture's sweep does here.
     records = from_heat["heat_records"]
-    assert records and records <= heat_domain_records(admin_cloud)
+    projects = {r for r in records if r[0] == "project"}
+    users = records - projects
+    assert projects and users
+    assert projects <= heat_domain_records(admin_cloud)
+    assert not users & heat_domain_records(admin_cloud)
     print(f"\nmigration figures: Heat up and its stacks made in {from_heat['heat_seconds']:.0f} s;"
           f" import {import_seconds:.1f} s; before {({k: len(v) for k, v in before.items()})};"
           f" after the update {({k: len(v) for k, v in after.items()})};"
-          f" Heat's stack-user projects and users left: {len(records)}")
+          f" Heat's stack-user projects left: {len(projects)}, its users deleted:"
+          f" {len(users)}")
 
 
 def _gone(heat, stack_id):

@@ -4,9 +4,10 @@ the OpenStack driver, its outputs checked with the corpus's own checks, deleted 
 
 The cloud is given what a Heat user's cloud has: the images and flavors the templates
 name (public, registered by the admin for the module and removed after) and an external
-network (the admin's). The templates run in two projects of the corpus's own: the ones that
-make networks in one, the others in a project with one network, where servers given no
-``networks`` go (Nova's default: the project's one network). Each project's member runs
+network (the admin's: the cloud's ``public``). The templates run in two projects of the
+corpus's own: the ones that make networks in one, the others in a project with one
+network, where servers given no ``networks`` go (Nova's default: the project's one
+network). Each project's member runs
 what a project member would; its admin (the admin role there) the Keystone and flavor ones.
 The test plays the servers' agent as test_corpus does (Nova's fake driver runs no guest).
 
@@ -222,23 +223,16 @@ def purge_project(admin_cloud, project_id):
                 pass
 
 
-def _remove_network(admin_cloud, network):
-    for port in admin_cloud.network.ports(network_id=network.id):
-        admin_cloud.network.delete_port(port, ignore_missing=True)
-    admin_cloud.network.delete_network(network, ignore_missing=True)
-
-
 @pytest.fixture(scope="module")
 def external_network(admin_cloud):
-    """The cloud's external network (the admin's, as an operator provides it)."""
-    tag = f"oscorpus{uuid.uuid4().hex[:6]}"
-    public = admin_cloud.network.create_network(
-        name=f"{tag}-public", is_router_external=True, provider_network_type="flat",
-        provider_physical_network=tag)
-    admin_cloud.network.create_subnet(network_id=public.id, cidr="203.0.113.0/24",
-                                      ip_version=4, is_dhcp_enabled=False)
-    yield public
-    _remove_network(admin_cloud, public)
+    """The cloud's external network, as an operator provides it: DevStack's ``public``
+    (scripts/cloud/bootstrap.py, 127.42.0.0/24). Not one of the module's own: a second
+    external network makes every ``AWS::EC2::EIP`` made on the cloud meanwhile fail, in Heat
+    as in heatweb ("Expected 1 external network, found 2"; heat-tempest-plugin's
+    test_server_cfn_init)."""
+    public = admin_cloud.network.find_network("public")
+    assert public is not None and public.is_router_external
+    return public
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ QEMU's forwards.
 """
 import base64
 import json
+import socket
 import time
 import uuid
 from pathlib import Path
@@ -120,21 +121,39 @@ def test_three_guests_run_their_user_data_and_signal_one_wait_condition(request,
 
 def test_a_guest_pauses_suspends_resumes_and_reboots(request, tmp_path_factory):
     """Nova's power actions reach the QEMU process: SIGSTOP / SIGCONT, a reboot boots
-    again (its user_data runs a second time, the busybox guest has no once-per-instance)."""
+    again (its user_data runs a second time, the busybox guest has no once-per-instance).
+    A floating IP of ``public`` (127.42.0.0/24) associated with the guest's port reaches
+    the guest's port 22 (the driver's forward), after the reboot too, and no more once
+    disassociated."""
     cloud = Cloud()
     keystone_service(request.config, tmp_path_factory)  # its port is forwarded
     demo = openstack.connect(cloud="heatweb-demo-member", connect_retries=3)
     name = f"gp{uuid.uuid4().hex[:6]}"
     net = demo.network.create_network(name=f"{name}-net")
-    demo.network.create_subnet(network_id=net.id, ip_version=4, cidr="10.47.0.0/24")
+    subnet = demo.network.create_subnet(network_id=net.id, ip_version=4,
+                                        cidr="10.47.0.0/24")
     request.addfinalizer(lambda: demo.network.delete_network(net.id))
+    public = demo.network.find_network("public")
+    router = demo.network.create_router(name=f"{name}-router",
+                                        external_gateway_info={"network_id": public.id})
+    demo.network.add_interface_to_router(router, subnet_id=subnet.id)
+    request.addfinalizer(lambda: (demo.network.remove_interface_from_router(
+        router, subnet_id=subnet.id), demo.network.delete_router(router)))
     server = demo.compute.create_server(
         name=name, image_id=demo.image.find_image(GUEST_IMAGE).id,
         flavor_id=demo.compute.find_flavor("m1.tiny").id, networks=[{"uuid": net.id}],
         user_data=_b64("#!/bin/sh\necho \"boot of $(hostname) at $(cut -d' ' -f1 "
-                       "/proc/uptime)\"\n"))
+                       "/proc/uptime)\"\n"
+                       "nc -ll -p 22 -e echo \"port 22 of $(hostname)\" "
+                       ">/dev/null 2>&1 &\n"))
     request.addfinalizer(lambda: _delete_server(demo, server.id))
     demo.compute.wait_for_server(server, wait=TIMEOUT)
+    port = next(demo.network.ports(device_id=server.id))
+    fip = demo.network.create_ip(floating_network_id=public.id, port_id=port.id)
+    request.addfinalizer(lambda: demo.network.delete_ip(fip, ignore_missing=True))
+    assert fip.floating_ip_address.startswith("127.42.0.")
+    _wait_for(lambda: _banner(fip.floating_ip_address) == f"port 22 of {name}",
+              "the floating IP's forward to the guest's port 22", 120)
 
     def console():
         return demo.compute.get_server_console_output(server.id)["output"]
@@ -162,6 +181,12 @@ def test_a_guest_pauses_suspends_resumes_and_reboots(request, tmp_path_factory):
     _wait_for(lambda: demo.compute.get_server(server.id).status == "ACTIVE"
               and qemu_guests({server.id}).get(server.id) not in (None, pid), "the reboot")
     wait_console(2)  # the console keeps the first boot's lines, then the second's
+    # the new QEMU gets the floating IP's forward again
+    _wait_for(lambda: _banner(fip.floating_ip_address) == f"port 22 of {name}",
+              "the forward after the reboot", 120)
+    demo.network.update_ip(fip, port_id=None)
+    _wait_for(lambda: _banner(fip.floating_ip_address) is None,
+              "the forward's removal after the disassociation", 60)
 
     demo.compute.stop_server(server.id)
     demo.compute.wait_for_server(server, status="SHUTOFF", wait=120)
@@ -174,6 +199,16 @@ def test_a_guest_pauses_suspends_resumes_and_reboots(request, tmp_path_factory):
 
 def _b64(text):
     return base64.b64encode(text.encode()).decode()
+
+
+def _banner(address, port=22):
+    """The first line a TCP connection to ADDRESS:PORT reads; None when refused."""
+    try:
+        with socket.create_connection((address, port), timeout=5) as conn:
+            conn.settimeout(10)
+            return conn.makefile("rb").readline().decode().strip()
+    except OSError:
+        return None
 
 
 def _process_state(pid):

@@ -161,12 +161,27 @@ def test_an_admins_volume_type_qos_and_encryption_in_cinder(request, tmp_path_fa
     assert storage.find_qos_spec(ids["qos"]) is None
     assert storage.find_type(ids["vtype"]) is None
     wait_for(lambda: storage.find_volume(ids["volume"]) is None, "volume gone")
-    # deletion_policy Snapshot: a Cinder snapshot; the volume stays (it has a snapshot)
-    [snapshot] = list(storage.snapshots(volume_id=ids["snapped"], all_projects=True))
-    assert snapshot.status == "available" and snapshot.size == 1
-    storage.delete_snapshot(snapshot)
-    wait_for(lambda: storage.find_snapshot(snapshot.id, all_projects=True) is None,
-             "snapshot gone")
-    storage.delete_volume(ids["snapped"])
+    # deletion_policy Snapshot: as Heat, a Cinder backup (cinder-backup, POSIX driver),
+    # then the volume deleted
     wait_for(lambda: storage.find_volume(ids["snapped"], all_projects=True) is None,
-             "volume gone")
+             "snapped volume gone")
+    [backup] = list(storage.backups(volume_id=ids["snapped"], all_projects=True))
+    assert (backup.status, backup.size) == ("available", 1)
+
+    # a volume from it: Cinder's restore (the backup's size), then its name and description
+    restored = {"heat_template_version": "2018-08-31", "resources": {"restored": {
+        "type": "OS::Cinder::Volume", "properties": {
+            "backup_id": backup.id, "name": f"{tag}-restored", "description": "restored"}}},
+        "outputs": {"size": {"value": {"get_attr": ["restored", "size"]}}}}
+    restored_id = heat.stacks.create(stack_name=f"{tag}-r", template=restored)["stack"]["id"]
+    wait_stack(heat, restored_id, "CREATE_COMPLETE")
+    volume = storage.get_volume(physical(heat, restored_id)["restored"])
+    assert (volume.name, volume.description, volume.size, volume.status) == \
+        (f"{tag}-restored", "restored", 1, "available")
+    assert outputs(heat, restored_id) == {"size": "1"}
+    heat.stacks.delete(restored_id)
+    wait_stack(heat, restored_id, "DELETE_COMPLETE")
+    wait_for(lambda: storage.find_volume(volume.id, all_projects=True) is None, "volume gone")
+    storage.delete_backup(backup)
+    wait_for(lambda: storage.find_backup(backup.id) is None,
+             "backup gone")

@@ -7,7 +7,8 @@ while attached), retyped and made read-only by Cinder's actions; a volume
 type's extra specs changed key by key; a type's encryption read by its type;
 QoS specs associated with a type; a volume attached to a server through Nova
 (``os-volume_attachments``: id ``<server id>/<volume id>``; Heat's, the volume's id,
-of a stack imported from Heat, is read too).
+of a stack imported from Heat, is read too); a volume from a backup made by Cinder's
+restore (``POST /backups/<id>/restore``), as Heat's ``restores.restore``.
 """
 from stacks.cloud.driver import CloudNotFound
 from stacks.cloud.openstack.calls import call, gone, raise_for
@@ -20,6 +21,8 @@ class BlockStorageCalls:
 
     def _os_create_volume(self, *, name, fields, creation_key, find_first):
         values = dict(fields)
+        if values.get("backup_id"):
+            return self._volume_restored(values.pop("backup_id"), name=name, fields=values)
         if values.get("imageRef"):
             values["imageRef"] = self._looked_up(self.conn.image.find_image, values["imageRef"])
         read_only = values.pop("read_only", None)
@@ -29,6 +32,14 @@ class BlockStorageCalls:
             self.volume_wait_available(volume_id)
             call(self.conn.block_storage.set_volume_readonly, volume_id, True)
         return volume_id
+
+    def _volume_restored(self, backup_id, *, name, fields):
+        """A new volume restored from backup ``backup_id`` (its size, Cinder's default
+        type), then given ``fields`` (Heat gives it its name and description)."""
+        restored = call(self.conn.block_storage.restore_backup, backup_id, name=name)
+        if fields:
+            self._generic_update("volume", restored.volume_id, fields)
+        return restored.volume_id
 
     def volume_wait_available(self, volume_id):
         call(self.conn.block_storage.wait_for_status, self.conn.block_storage.get_volume(

@@ -6,8 +6,8 @@ variables, as for OpenStack's own tools. Every call goes through
 ``stacks.cloud.openstack.calls`` (retries, the cloud's refusals as
 ``CloudError``); each service's calls are a module of this package
 (``compute``, ``image``, ``network``, ``identity``, ``block_storage``,
-``object_store``, ``key_manager``, ``alarming``, ``quotas``), the generic objects
-of every kind ``objects``. This class holds what they share: the connection, the
+``object_store``, ``key_manager``, ``alarming``, ``messaging``, ``dns``, ``quotas``), the
+generic objects of every kind ``objects``. This class holds what they share: the connection, the
 sessions of stack trusts, and the ids looked up by name.
 
 Every object this driver creates carries its ``creation_key`` (Nova metadata
@@ -23,11 +23,13 @@ from django.conf import settings
 from keystoneauth1 import exceptions as ksa_exceptions
 
 from heatweb.keystone import session_for_stack, session_for_user
+from heatweb.stack_users import user_session
 from stacks.cloud.driver import CloudDriver
 from stacks.cloud.openstack.alarming import AlarmingCalls
 from stacks.cloud.openstack.block_storage import BlockStorageCalls
 from stacks.cloud.openstack.calls import call
 from stacks.cloud.openstack.compute import ComputeCalls
+from stacks.cloud.openstack.dns import DnsCalls
 from stacks.cloud.openstack.identity import IdentityCalls
 from stacks.cloud.openstack.image import ImageCalls
 from stacks.cloud.openstack.key_manager import KeyManagerCalls
@@ -36,6 +38,7 @@ from stacks.cloud.openstack.network import NetworkCalls
 from stacks.cloud.openstack.object_store import ObjectStoreCalls
 from stacks.cloud.openstack.objects import ObjectCalls
 from stacks.cloud.openstack.quotas import QuotaCalls
+from stacks.cloud.openstack.workflow import WorkflowCalls
 
 # How long an image's or flavor's id found by name is reused: a batch of
 # creates looks each name up once, not once per server.
@@ -51,10 +54,10 @@ def _on_session(session):
 
 
 class OpenStackCloud(BlockStorageCalls, ObjectStoreCalls, KeyManagerCalls, AlarmingCalls,
-                     MessagingCalls, NetworkCalls, IdentityCalls, QuotaCalls, ComputeCalls,
-                     ImageCalls, ObjectCalls, CloudDriver):
+                     MessagingCalls, DnsCalls, WorkflowCalls, NetworkCalls, IdentityCalls,
+                     QuotaCalls, ComputeCalls, ImageCalls, ObjectCalls, CloudDriver):
     """A real OpenStack cloud (Nova, Glance, Neutron, Keystone, Cinder, Swift, Barbican,
-    Octavia, Aodh, Zaqar) through openstacksdk."""
+    Octavia, Aodh, Zaqar, Designate, Mistral) through openstacksdk."""
 
     @property
     def parallel_calls(self):
@@ -106,6 +109,11 @@ class OpenStackCloud(BlockStorageCalls, ObjectStoreCalls, KeyManagerCalls, Alarm
         caller cannot see does not validate, whatever the driver's own credentials see."""
         session = session_for_user(user, project_id)
         return self if session is None else _on_session(session)
+
+    def for_stack_user(self, user_id, password, project_id):
+        """This cloud as a stack user, in the stack's user project (Heat's Zaqar client
+        ``create_for_tenant(stack_user_project_id, _user_token())``)."""
+        return _on_session(user_session(user_id, password, project_id))
 
     def has_service(self, service_type):
         """Whether the catalog of the driver's own credentials has an endpoint of that type."""

@@ -15,13 +15,16 @@ import time
 from django.conf import settings
 from openstack.compute.v2.server import Server
 
-from stacks.cloud.driver import CloudError, CloudNotFound, nova_metadata
+from stacks.cloud.driver import NETWORK_IDS, CloudError, CloudNotFound, nova_metadata
 from stacks.cloud.openstack.calls import KEY_PROPERTY, call, gone, is_id
 
 # The description of a port heatweb makes for a server's networks entry naming a subnet
 # (Nova takes no subnet): Heat's internal port, deleted with the server.
 INTERNAL_PORT = "heatweb: port of a server's networks entry, deleted with the server"
 GONE_SERVER = ("DELETED", "SOFT_DELETED")
+# Servers whose ports one Neutron list asks for (``device_id=a&device_id=b...``: ~50
+# characters of query each, within any server's URL limit).
+PORTS_PER_LIST = 100
 # Server create options (``driver.SERVER_OPTIONS``) named otherwise by openstacksdk.
 SDK_SERVER_FIELDS = {"admin_pass": "admin_password"}
 
@@ -161,19 +164,37 @@ class ComputeCalls:
 
     def _ports_by_address(self, server_ids):
         """``{(server id, ip, mac): port id}`` of the servers' ports: Heat's ``port`` in each
-        of a server's ``addresses`` (one Neutron list)."""
-        ports = call(lambda: list(self.conn.network.ports(device_id=server_ids[0]))
-                     if len(server_ids) == 1 else list(self.conn.network.ports()))
-        return {(port.device_id, ip["ip_address"], port.mac_address): port.id
+        of a server's ``addresses`` (one Neutron list per PORTS_PER_LIST servers, filtered
+        by their ids: not every port the project has)."""
+        server_ids = list(server_ids)
+        ports = [port for start in range(0, len(server_ids), PORTS_PER_LIST)
+                 for port in call(lambda ids=server_ids[start:start + PORTS_PER_LIST]:
+                                  list(self.conn.network.ports(
+                                      device_id=ids[0] if len(ids) == 1 else ids)))]
+        return {(port.device_id, ip["ip_address"], port.mac_address): (port.id, port.network_id)
                 for port in ports if port.device_id in server_ids
                 for ip in port.fixed_ips or []}
 
     @staticmethod
-    def _addresses(server, ports):
-        return {net: [{**addr, "port": ports.get(
-                    (server.id, addr.get("addr"), addr.get("OS-EXT-IPS-MAC:mac_addr")))}
-                      for addr in addrs]
+    def _port_of(server, addr, ports):
+        return ports.get((server.id, addr.get("addr"), addr.get("OS-EXT-IPS-MAC:mac_addr")),
+                         (None, None))
+
+    @classmethod
+    def _addresses(cls, server, ports):
+        return {net: [{**addr, "port": cls._port_of(server, addr, ports)[0]} for addr in addrs]
                 for net, addrs in (server.addresses or {}).items()}
+
+    @classmethod
+    def _network_ids(cls, server, ports):
+        """``{network name: id}`` of the server's addresses, from their ports (the plugin's
+        ``networks`` attribute keys each network by its id too, without looking it up)."""
+        ids = {}
+        for net, addrs in (server.addresses or {}).items():
+            found = {cls._port_of(server, addr, ports)[1] for addr in addrs} - {None}
+            if len(found) == 1:
+                ids[net] = found.pop()
+        return ids
 
     @classmethod
     def _server_dict(cls, server, ports):
@@ -193,7 +214,8 @@ class ComputeCalls:
                 "created": server.created_at, "tags": list(server.tags or []),
                 "config_drive": "True" if server.has_config_drive else "",
                 "volumes_attached": [dict(v) for v in server.attached_volumes or []],
-                "availability_zone": server.availability_zone}
+                "availability_zone": server.availability_zone,
+                NETWORK_IDS: cls._network_ids(server, ports)}
 
     def server_get(self, server_id):
         server = gone(self.conn.compute.get_server, server_id)
@@ -255,13 +277,21 @@ class ComputeCalls:
             raise CloudNotFound(f"Instance {server_id} could not be found. (HTTP 404)")
         return server
 
-    def server_delete(self, server_id):
+    def server_delete(self, server_id, *, internal_ports=None):
         # Neutron refuses the owner the delete of a port bound to a server: detached
         # first (server_port_detach then deletes a port of ours).
-        for port in call(lambda: list(self.conn.network.ports(device_id=server_id))):
-            if port.description == INTERNAL_PORT:
-                self.server_port_detach(server_id, port.id)
+        if internal_ports is None:
+            internal_ports = self.internal_ports_by_server().get(server_id, [])
+        for port_id in internal_ports:
+            self.server_port_detach(server_id, port_id)
         gone(self.conn.compute.delete_server, server_id, ignore_missing=True)
+
+    def internal_ports_by_server(self):
+        ports = {}
+        for port in call(lambda: list(self.conn.network.ports(description=INTERNAL_PORT))):
+            if port.device_id:
+                ports.setdefault(port.device_id, []).append(port.id)
+        return ports
 
     def server_interfaces(self, server_id):
         return [{"port": port.id, "network": port.network_id,

@@ -1,9 +1,10 @@
 """What Cinder's kinds do in the simulated cloud beyond storing their fields.
 
 Like Cinder (and Nova for attachments): a volume needs a size (or a
-snapshot or source volume to take it from) and an existing volume type; it
+snapshot, source volume or backup to take it from) and an existing volume type; it
 only grows; one attached to a server (``in-use``) or with snapshots cannot
-be deleted; a volume type in use by a volume cannot be deleted, nor given an
+be deleted (one with backups can); an attached volume is backed up only with
+``force``; a volume type in use by a volume cannot be deleted, nor given an
 encryption; attaching needs an ``available`` volume and a server that is not
 locked, and detaching is refused while the server is locked (Nova's lock).
 An attachment is a ``volume_attachment`` row (id ``<server>/<volume>``);
@@ -65,6 +66,8 @@ class SimulatedCinder:
                 .fields.get("size")
         if fields.get("source_volid"):
             size = size or self._resolve("volume", fields["source_volid"]).fields.get("size")
+        if fields.get("backup_id"):  # Cinder's restore: the backup's size
+            size = self._resolve("volume_backup", fields["backup_id"]).fields.get("size")
         if not size or int(size) < 1:
             raise CloudError("Invalid input received: Volume size must be an integer and "
                              "greater than 0 (HTTP 400)")
@@ -111,6 +114,15 @@ class SimulatedCinder:
         return {"status": "available", "description": None, "metadata": {}, **fields,
                 "size": volume.fields.get("size"),
                 "created_at": timezone.now().isoformat()}
+
+    def _complete_volume_backup(self, fields, project_id):
+        volume = self._resolve("volume", fields.get("volume_id", ""))
+        if _attachments_of_volume(volume.pk).exists() and not fields.get("force"):
+            raise CloudError("Invalid volume: Backing up an in-use volume must use the force "
+                             "flag. (HTTP 400)")
+        fields.pop("force", None)
+        return {"status": "available", "description": None, **fields,
+                "size": volume.fields.get("size"), "created_at": timezone.now().isoformat()}
 
     # Types, encryption, QoS ----------------------------------------------------------------
 

@@ -20,11 +20,18 @@ from stacks.cloud.driver import CloudError, CloudNotFound
 from stacks.cloud.models import SimImage, SimServer
 from stacks.cloud.simulated.block_storage import volumes_attached
 from stacks.cloud.simulated.objects import live
+from stacks.cloud.simulated.task_reads import NETWORKS_READ, task_read
 
 
 # A server in a transitional status reaches the target status at ``ready_at``.
 _SETTLES_TO = {"BUILD": "ACTIVE", "SUSPENDING": "SUSPENDED", "RESUMING": "ACTIVE",
                "DELETING": "DELETED"}
+
+
+def _servers():
+    """The servers not deleted, without their ``user_data`` (no call shows it; a server's
+    is kilobytes of MIME, read again for every call and every listed server before)."""
+    return SimServer.objects.filter(deleted_at__isnull=True).defer("user_data")
 
 
 def _settle(rows, target):
@@ -37,7 +44,7 @@ class SimulatedNova:
     """Mixin of ``SimulatedCloud``: servers, and the Nova kinds' hooks."""
 
     def _server(self, server_id, operation=None):
-        server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
+        server = _servers().filter(pk=server_id).first()
         if server is None:
             raise CloudNotFound(f"Instance {server_id} could not be found.")
         if operation:
@@ -95,11 +102,15 @@ class SimulatedNova:
         External networks do not count (on a cloud they belong to the operator's
         project). Where Nova refuses the boot ("Multiple possible networks found",
         NetworkAmbiguous), or has no network to give, the simulated server boots without
-        a port, with an address of its own.
+        a port, with an address of its own. Read once per engine task (``task_reads``;
+        a network made, changed or deleted by the task reads it again).
         """
-        rows = live("network").filter(Q(project_id=project_id) | Q(fields__shared=True))
-        found = [row.pk for row in rows.only("pk", "fields")
-                 if not row.fields.get("router:external")]
+        by_project = task_read(NETWORKS_READ, dict)
+        if project_id not in by_project:
+            rows = live("network").filter(Q(project_id=project_id) | Q(fields__shared=True))
+            by_project[project_id] = [row.pk for row in rows.only("pk", "fields")
+                                      if not row.fields.get("router:external")]
+        found = by_project[project_id]
         return [{"network": found[0]}] if len(found) == 1 else []
 
     def _attach(self, project_id, networks, *, server_id):
@@ -135,7 +146,7 @@ class SimulatedNova:
         return nics
 
     def server_get(self, server_id):
-        server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
+        server = _servers().filter(pk=server_id).first()
         if server is None:
             return None
         return self._describe(server, self._status(server), volumes_attached([server.pk]))
@@ -170,12 +181,12 @@ class SimulatedNova:
         return server.status
 
     def server_status(self, server_id):
-        server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
+        server = _servers().filter(pk=server_id).first()
         return "DELETED" if server is None else self._status(server)
 
     def server_list(self, server_ids):
         """One list query for many servers; transitions that are due are applied in bulk."""
-        rows = list(SimServer.objects.filter(pk__in=list(server_ids), deleted_at__isnull=True))
+        rows = list(_servers().filter(pk__in=list(server_ids)))
         now = timezone.now()
         due = {}
         for server in rows:
@@ -212,8 +223,10 @@ class SimulatedNova:
             allowed["options"] = {**(server.options or {}), **changed}
         SimServer.objects.filter(pk=server.pk).update(**allowed)
 
-    def server_delete(self, server_id):
-        server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
+    def server_delete(self, server_id, *, internal_ports=None):
+        # Its ports made for subnet entries are its nics marked ``auto``: internal_ports
+        # (the OpenStack driver's) has nothing to add.
+        server = _servers().filter(pk=server_id).first()
         if server is None:
             return  # already gone: deleting is idempotent
         self._fault("server_delete", server.project_id)
@@ -227,7 +240,25 @@ class SimulatedNova:
         if server.status != "DELETING":
             self._transition(server, "DELETING", "SIM_DELETE_SECONDS")
 
+    def _transition_at_once(self, server_id, *, status, pending, seconds_setting):
+        """A transition of a server in ``status`` (not deleted, not locked) in one UPDATE,
+        where no injected fault can fail the call; False: the call goes the long way
+        (another status, a transition that is due first, a lock, a fault), which reads
+        the server and answers what a failing call answers."""
+        if self._faults_possible():
+            return False
+        seconds = settings.HEATWEB.get(seconds_setting, 0)
+        rows = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True, locked=False,
+                                        status=status)
+        if seconds:
+            return bool(rows.update(status=pending,
+                                    ready_at=timezone.now() + timedelta(seconds=seconds)))
+        return bool(rows.update(status=_SETTLES_TO[pending]))
+
     def server_suspend(self, server_id):
+        if self._transition_at_once(server_id, status="ACTIVE", pending="SUSPENDING",
+                                    seconds_setting="SIM_SUSPEND_SECONDS"):
+            return
         server = self._server(server_id, "server_suspend")
         self._refuse_if_locked(server, "suspend")
         if self._status(server) not in ("ACTIVE", "SUSPENDED"):
@@ -236,6 +267,9 @@ class SimulatedNova:
             self._transition(server, "SUSPENDING", "SIM_SUSPEND_SECONDS")
 
     def server_resume(self, server_id):
+        if self._transition_at_once(server_id, status="SUSPENDED", pending="RESUMING",
+                                    seconds_setting="SIM_RESUME_SECONDS"):
+            return
         server = self._server(server_id, "server_resume")
         self._refuse_if_locked(server, "resume")
         if self._status(server) not in ("ACTIVE", "SUSPENDED"):
@@ -269,7 +303,7 @@ class SimulatedNova:
         SimServer.objects.filter(pk=server.pk).update(locked=False, locked_reason="")
 
     def server_port_detach(self, server_id, port_id):
-        server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
+        server = _servers().filter(pk=server_id).first()
         if server is not None:
             nics = [nic for nic in server.networks or [] if isinstance(nic, dict)]
             SimServer.objects.filter(pk=server.pk).update(
@@ -280,7 +314,7 @@ class SimulatedNova:
         self._port_unbind(port_id, server_id)
 
     def server_interfaces(self, server_id):
-        server = SimServer.objects.filter(pk=server_id, deleted_at__isnull=True).first()
+        server = _servers().filter(pk=server_id).first()
         out = []
         for nic in (server.networks or []) if server else []:
             port = self.object_get("port", nic["port"]) if isinstance(nic, dict) else None

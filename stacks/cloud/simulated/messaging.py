@@ -12,10 +12,14 @@ subscribing one subscriber to a queue twice answers the first subscription (Zaqa
 Zaqar's: paths among messages, subscriptions and claims, GET by default, valid one day
 by default, HMAC-SHA256-signed (here with heatweb's secret). Messages are kept as
 ``queue_message`` rows (``queue_post``; ``queue_pop`` reads and deletes them, oldest
-first); a queue's delete takes them.
+first); a queue's delete takes them. A message posted to a queue with a Mistral trigger
+(a ``trust+`` subscriber on the workflow service's ``/executions``) starts an execution
+with the subscription's ``post_data``, ``$zaqar_message$`` replaced by the message, as
+Zaqar's notifier POSTs it to Mistral.
 """
 import datetime
 import hashlib
+import json
 import hmac
 import re
 import uuid
@@ -152,6 +156,22 @@ class SimulatedZaqar:
         for body in bodies:
             self.sim_row_create("queue_message", project_id=row.project_id, name="",
                                 fields={"queue": queue, "body": body, "ttl": ttl})
+        self._notify_mistral(queue, bodies, project_id=row.project_id)
+
+    def _notify_mistral(self, queue, bodies, *, project_id):
+        executions = f"trust+{self.workflow_endpoint()}/executions"
+        for row in live("queue_subscription", fields__source=queue):
+            if row.fields.get("subscriber") != executions:
+                continue
+            post_data = (row.fields.get("options") or {}).get("post_data") or "{}"
+            for body in bodies:
+                data = json.loads(post_data.replace('"$zaqar_message$"', json.dumps(body)))
+                try:
+                    self.object_create("workflow_execution", project_id=project_id, name=None,
+                                       workflow_id=data.get("workflow_id"),
+                                       input=data.get("input"), params=data.get("params"))
+                except CloudError:
+                    pass  # Zaqar's notifier logs Mistral's refusal and goes on
 
     def queue_pop(self, queue, *, limit=20):
         with transaction.atomic():

@@ -23,6 +23,7 @@ from django.utils import timezone
 from stacks.cloud.driver import CloudError, CloudNotFound
 from stacks.cloud.kinds import kind_of, resolve_refs
 from stacks.cloud.models import SimObject
+from stacks.cloud.simulated.task_reads import NETWORKS_READ, task_forget
 
 
 def live(kind=None, **filters):
@@ -65,12 +66,20 @@ class SimulatedObjects:
         return [row.pk for row in live(kind).order_by("created_at")
                 if all(row.fields.get(k) == v for k, v in fields.items())]
 
+    @staticmethod
+    def _network_changes(kind):
+        """A network made, changed or deleted: the task's read of each project's networks
+        (``task_reads``) is stale."""
+        if kind == "network":
+            task_forget(NETWORKS_READ)
+
     def _hook(self, prefix, kind):
         return getattr(self, f"_{prefix}_{kind}", None)
 
     def object_create(self, kind, *, project_id, name, creation_key=None, find_first=True,
                       **fields):
         spec = kind_of(kind)
+        self._network_changes(kind)
         self._fault(f"{kind}_create", project_id)
         if creation_key and find_first:
             found = live(kind, creation_key=creation_key).first()
@@ -118,6 +127,7 @@ class SimulatedObjects:
         return out
 
     def object_update(self, kind, object_id, **fields):
+        self._network_changes(kind)
         row = self._object_row(kind, object_id)
         self._fault(f"{kind}_update", row.project_id)
         fields = resolve_refs(kind, fields, lambda k, n: self._lookup_id(k, n, row.project_id))
@@ -135,6 +145,7 @@ class SimulatedObjects:
 
     def object_delete(self, kind, object_id):
         kind_of(kind)
+        self._network_changes(kind)
         custom = self._hook("delete", kind)
         if custom is not None:
             return custom(object_id)
@@ -155,7 +166,7 @@ class SimulatedObjects:
     @staticmethod
     def sim_row_delete(row):
         # A deleted row keeps its id; ids named by the user (a key pair's name) are freed.
-        if row.kind in ("keypair", "flavor", "region", "queue"):
+        if row.kind in ("keypair", "flavor", "region", "queue", "workflow", "cron_trigger"):
             SimObject.objects.filter(pk=row.pk).delete()
         else:
             SimObject.objects.filter(pk=row.pk).update(deleted_at=timezone.now())

@@ -14,10 +14,17 @@ sets its transition times), or with ``HEATWEB_CLOUD=openstack`` a real cloud
 the latencies are the cloud's own, and the HTTP requests the driver sends
 (every service, Keystone included) are counted too.
 
+``--profile DIR`` writes a cProfile (CPU time: ``time.thread_time``) of each
+phase's worker tasks and of its API-side call to ``DIR/<N>-<phase>-worker.pstats``
+and ``-api.pstats`` (the profiler's own cost inflates the time columns; the
+function-call counts are load-independent).
+
 ``--workers N`` adds N-1 Celery worker processes (solo pool, same broker and
 queue, the same cloud latencies) beside the in-process one; the tasks, SQL
 and cloud columns then count the in-process worker's share only.
 """
+import contextlib
+import cProfile
 import os
 import subprocess
 import sys
@@ -98,6 +105,43 @@ class TaskCounter:
             return sum(self.by_name.values())
 
 
+class PhaseProfiles:
+    """A CPU profile per phase of the worker's tasks (the worker's thread) and of the
+    phase's API-side call (``--profile``)."""
+
+    def __init__(self, folder):
+        self.folder, self.phase, self.profiles, self.running = folder, None, {}, None
+        os.makedirs(folder, exist_ok=True)
+        signals.task_prerun.connect(self._task_began, weak=False)
+        signals.task_postrun.connect(self._task_ended, weak=False)
+
+    def _profile(self, side):
+        return self.profiles.setdefault(f"{self.phase}-{side}", cProfile.Profile(time.thread_time))
+
+    def _task_began(self, **kwargs):
+        if self.phase and threading.current_thread() is not threading.main_thread():
+            self.running = self._profile("worker")
+            self.running.enable()
+
+    def _task_ended(self, **kwargs):
+        if self.running is not None:
+            self.running.disable()
+            self.running = None
+
+    @contextlib.contextmanager
+    def api(self):
+        profile = self._profile("api")
+        profile.enable()
+        try:
+            yield
+        finally:
+            profile.disable()
+
+    def dump(self):
+        for name, profile in self.profiles.items():
+            profile.dump_stats(os.path.join(self.folder, f"{name}.pstats"))
+
+
 class Meters:
     """The three counts, read together."""
 
@@ -136,6 +180,8 @@ class Command(BaseCommand):
         parser.add_argument("--flavor", default="m1.tiny")
         parser.add_argument("--workers", type=int, default=1,
                             help="worker processes in all (the in-process one counted)")
+        parser.add_argument("--profile", default=None, metavar="DIR",
+                            help="write a CPU profile of each phase's tasks and API call here")
 
     def handle(self, *args, **opts):
         self.verbosity = opts["verbosity"]
@@ -155,6 +201,7 @@ class Command(BaseCommand):
         signals.task_prerun.connect(tasks, weak=False)
         signals.task_postrun.connect(tasks.finished, weak=False)
         self.meters = Meters(queries, tasks, http)
+        self.profiles = PhaseProfiles(opts["profile"]) if opts["profile"] else None
         self.queries = queries
         project, _ = Project.objects.get_or_create(name="bench-cloud")
         rows, extras = [], []
@@ -172,6 +219,8 @@ class Command(BaseCommand):
                 process.terminate()
             for process in others:
                 process.wait(timeout=60)
+            if self.profiles:
+                self.profiles.dump()
         self.print_table(rows, extras, opts)
 
     def _start_other_workers(self, opts):
@@ -218,9 +267,12 @@ class Command(BaseCommand):
         rows = []
         for phase, start, target in phases:
             before = self.meters.read()
+            if self.profiles:
+                self.profiles.phase = f"{n}-{phase}"
             began = time.perf_counter()
             api_began = time.thread_time()
-            stack = start()
+            with self.profiles.api() if self.profiles else contextlib.nullcontext():
+                stack = start()
             self.meters.api_cpu += time.thread_time() - api_began
             watch = WaitWindow(self, stack.pk, n,
                                small=(project, extras) if small and phase == "create" else None)

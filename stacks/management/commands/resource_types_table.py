@@ -5,7 +5,9 @@ service's type) or is Heat's own (no cloud object: the same on both clouds),
 and which test files create it on the simulated cloud (``tests/live``, ``tests/corpus``,
 ``tests/browser``, ``tests/heat_api``, ``tests/integration``) and on the real
 one (``tests/openstack``, with the templates those files import from
-``tests.live``). A type is found in a file by its name as written there.
+``tests.live``). A type is found in a file by its name as written there; the file
+named first makes it as a resource's ``type`` (when one does), in a file named for its
+kind or service when there is one.
 """
 import re
 from pathlib import Path
@@ -19,7 +21,10 @@ SIMULATED = ("live", "browser", "heat_api", "integration", "corpus")
 # Modules of the types whose physical resource is a cloud's object.
 CLOUD_MODULES = ("compute", "image", "cinder", "block_devices", "swift", "barbican", "octavia",
                  "neutron", "neutron_extras", "neutron_l3", "keystone", "nova_objects",
-                 "cloud_object")
+                 "cloud_object", "mistral")
+
+# Tests of stacks upstream Heat made and heatweb imported: counted, not named first.
+MADE_BY_HEAT = ("test_import_from_heat.py", "test_import_heat.py")
 
 
 def _texts(folder):
@@ -37,9 +42,34 @@ def _with_imports(texts, tests):
     return out
 
 
+def _words(part):
+    """``FloatingIP`` -> {"floating", "ip"}."""
+    return {w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z][a-z]+", part)}
+
+
+def _named_for(file_name, words):
+    stem = file_name.lower().removeprefix("test_")
+    parts = {p[:-1] if p.endswith("s") else p for p in re.split(r"[_.]", stem)}
+    return bool(words & parts)
+
+
 def _files(type_name, texts):
+    """The files naming the type. The one the table names first makes it as a resource's
+    ``type`` (not a schema's key or a list of types), in a file named for its kind when
+    there is one (``test_openstack_volumes.py`` for ``OS::Cinder::Volume``), else for its
+    service (``test_openstack_zaqar.py`` for ``OS::Zaqar::Queue``), and is not
+    one whose stacks upstream Heat makes (``MADE_BY_HEAT``)."""
     pattern = re.compile(re.escape(type_name) + r"(?![\w:])")
-    return sorted({path.name for path, text in texts.items() if pattern.search(text)})
+    as_type = re.compile(r"""\b[Tt]ype["']?\s*:\s*["']?""" + pattern.pattern)
+    service, kind = type_name.split("::")[-2:]
+    kind_words, service_words = _words(kind), _words(service) - {"heat"}
+    found = {}
+    for path, text in texts.items():
+        if pattern.search(text):
+            found[path.name] = found.get(path.name, False) or bool(as_type.search(text))
+    return sorted(found, key=lambda name: (
+        name in MADE_BY_HEAT, not found[name], not _named_for(name, kind_words),
+        not _named_for(name, service_words), name))
 
 
 def _makes_cloud_objects(cls):

@@ -14,6 +14,7 @@ from django.db import transaction
 from heatweb.keystone_models import KeystoneAccount
 from stacks.models import Event, RawTemplate, Resource, Stack, StackConsent
 from stacks.ownership import holds_record_rows
+from stacks.resources import stack_user
 
 # What stores a stack's software configs and deployments (``software_import(stack,
 # resources, source)``): registered by the softwareconfig app at start, as the stacks'
@@ -91,7 +92,8 @@ def _store_resources(stack, raw, stack_plan):
             uuid=res["uuid"], stack=stack, name=res["name"], type=res["type"],
             physical_resource_id=res["nova_instance"] or "",
             properties_data=res["properties"], attributes_data=res["attributes"],
-            plugin_data=res["resource_data"], rsrc_metadata=res["rsrc_metadata"],
+            plugin_data=stack_user.data_at_rest(res["resource_data"]),
+            rsrc_metadata=res["rsrc_metadata"],
             state=f"{res['action']}_{res['status']}", status_reason=res["status_reason"] or "",
             template=raw))
     Resource.objects.bulk_create(rows)

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from convergence import nodes
+from convergence import check_resource, nodes
 from convergence.models import Engine, SyncPoint
 from heatweb.models import Project
 from stacks.models import Event, Resource, Stack
@@ -107,3 +107,32 @@ def test_a_node_whose_traversal_was_replaced_is_retriggered_in_the_new_one(stack
                         rows(stack)["a"], outcome=nodes.Outcome("done", data={}),
                         entity=[a.pk, True])
     assert nodes_of(sent) == [(new.current_traversal, [[a.pk, True]])]
+
+
+def test_a_lock_taken_between_the_batchs_read_and_its_lock_is_met_as_a_held_one(
+        sent, monkeypatch):
+    """The batch's locks are one statement, each row's compare-and-swap its own: a row
+    another engine locked after the batch read it is not run, the others are."""
+    project = Project.objects.create(name="batch-locks")
+    pair = lifecycle.stack_create(project=project, user=None, name="pair", template={
+        "heat_template_version": "2016-10-14", "resources": {
+            "c": {"type": "OS::Heat::None"}, "d": {"type": "OS::Heat::None"}}})
+    c, d = rows(pair)["c"], rows(pair)["d"]
+    holder = other_engine(alive=True)
+    batch_lock = check_resource.rows_update
+
+    def meanwhile(model, items):
+        Resource.objects.filter(pk=c.pk).update(engine_id=holder.pk,
+                                                atomic_key=c.atomic_key + 1)
+        return batch_lock(model, items)
+
+    monkeypatch.setattr(check_resource, "rows_update", meanwhile)
+    nodes.nodes_run(str(pair.pk), pair.current_traversal,
+                    nodes=[[c.pk, True, {}], [d.pk, True, {}]])
+
+    c_after, d_after = rows(pair)["c"], rows(pair)["d"]
+    assert (c_after.state, c_after.engine_id) == ("INIT_COMPLETE", holder.pk)
+    assert (d_after.state, d_after.engine_id) == ("CREATE_COMPLETE", None)
+    assert sent == []
+    assert not Event.objects.filter(stack=pair, resource_name="c").exists()
+    assert Stack.objects.get(pk=pair.pk).state == "CREATE_IN_PROGRESS"

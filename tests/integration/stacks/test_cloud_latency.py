@@ -7,6 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from stacks.cloud import get_cloud_driver
+from stacks.cloud.driver import CloudError
 from stacks.cloud.metered import CLOUD_CALLS
 from stacks.cloud.models import SimServer
 
@@ -111,3 +112,25 @@ def test_a_server_list_shows_each_servers_volumes_in_a_constant_number_of_querie
                (servers[0], servers[5]))
     assert cloud.server_get(servers[0])["volumes_attached"] == \
         listed[servers[0]]["volumes_attached"]
+
+
+@pytest.mark.django_db
+def test_one_engine_tasks_server_creates_read_faults_and_the_projects_network_once(
+        django_assert_num_queries):
+    """Inside ``task_reads`` (one engine task's calls) the simulated Nova reads whether a
+    fault is injected and which network a server given none boots on once, not per server;
+    a network or a fault the task itself adds is seen by its next call."""
+    cloud = get_cloud_driver()
+    with cloud.task_reads():
+        with django_assert_num_queries(12):  # the fault and network reads, 10 INSERTs
+            servers = [new_server(cloud, f"s{i}") for i in range(10)]
+        assert [cloud.server_get(s)["networks"] for s in servers] == [[]] * 10
+        network = cloud.object_create("network", project_id="p", name="net")
+        assert cloud.server_get(new_server(cloud, "on-net"))["networks"][0]["port"]
+        cloud.inject_fault("server_create", "no room")
+        with pytest.raises(CloudError, match="no room"):
+            new_server(cloud, "refused")
+        new_server(cloud, "fault-used-up")
+    with django_assert_num_queries(3):  # outside a task: both reads again, and the INSERT
+        cloud.server_create(project_id="other", name="x", image="cirros", flavor="m1.tiny")
+    assert network

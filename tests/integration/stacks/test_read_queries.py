@@ -46,6 +46,22 @@ def test_stack_list_statements_do_not_grow_with_the_stacks_shown():
 
 
 @pytest.mark.django_db
+def test_show_and_resource_list_read_three_statements():
+    """The token with the project access, the stack, its resources: a resource field the
+    read left deferred (``selectors.RESOURCE_LIST_FIELDS``, ``RESOURCE_LOOKUP_FIELDS``)
+    and then used would show here as a statement more."""
+    token, project = token_issue(username="shower", project_name="show-reads", role=Role.READER)
+    client = Client(HTTP_HOST="127.0.0.1")
+    add_stacks(project, 1, start=0)
+    stack = Stack.objects.get(project=project)
+    path = f"/v1/{project.pk}/stacks/{stack.name}/{stack.pk}"
+    for each in (path, f"{path}/resources"):
+        count, response = statements(client, each, HTTP_X_AUTH_TOKEN=token)
+        assert count == 3, each
+        assert "Vary" not in response and not response.cookies
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("role", [Role.READER, Role.MEMBER])  # a member's rows have menus
 def test_stacks_page_statements_do_not_grow_with_the_stacks_shown(role):
     token, project = token_issue(username="viewer", project_name="page-reads", role=role)

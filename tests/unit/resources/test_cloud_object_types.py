@@ -195,8 +195,6 @@ def test_refs_name_other_objects_at_any_depth():
 
 
 @pytest.mark.parametrize("type_name,service,service_type", [
-    ("OS::Mistral::Workflow", "mistral", "workflowv2"),
-    ("OS::Zaqar::MistralTrigger", "zaqar", "messaging"),
     ("OS::Magnum::ClusterTemplate", "magnum", "container-infra"),
     ("OS::Zun::Container", "zun", "container"),
     ("OS::Manila::Share", "manila", "sharev2"),
@@ -215,6 +213,20 @@ def test_a_type_of_a_missing_service_is_unavailable_not_unknown(type_name, servi
     assert type_name not in registry.list_types()
     with pytest.raises(ResourceTypeNotFound):
         registry.get_plugin("OS::Mistral::NoSuchThing")
+
+
+def test_mistral_types_are_unavailable_on_a_cloud_without_workflowv2(monkeypatch):
+    monkeypatch.setattr("stacks.resources.unavailable._in_catalog", lambda st: False)
+    for type_name, service, service_type in (
+            ("OS::Mistral::Workflow", "mistral", "workflowv2"),
+            ("OS::Mistral::CronTrigger", "mistral", "workflowv2"),
+            ("OS::Mistral::ExternalResource", "mistral", "workflowv2"),
+            ("OS::Zaqar::MistralTrigger", "zaqar", "messaging")):
+        with pytest.raises(ResourceTypeUnavailable) as raised:
+            check_extension(registry.get_plugin(type_name), type_name)
+        assert str(raised.value) == (
+            f"HEAT-E99001 Service {service} is not available for resource type {type_name}, "
+            f"reason: {service} {service_type} endpoint is not in service catalog.")
 
 
 def test_designate_types_are_unavailable_on_a_cloud_without_dns(monkeypatch):
@@ -247,6 +259,22 @@ def test_aodh_types_are_unavailable_on_a_cloud_without_alarming(monkeypatch):
         assert str(raised.value) == (
             f"HEAT-E99001 Service aodh is not available for resource type {type_name}, "
             f"reason: aodh alarming endpoint is not in service catalog.")
+
+
+def test_an_alarm_waits_for_the_resources_its_actions_name():
+    """Heat's actions_to_urls: an action that is a resource's name is its AlarmUrl; the
+    alarm waits for it. URLs, other values and unknown names are not resources."""
+    definitions = {"up": None, "down": None, "alarm": None, "group": None}
+    properties = {"alarm_actions": ["up", "https://example.com/x", {"up": 1}, "nothing"],
+                  "ok_actions": ["down", "up"], "insufficient_data_actions": None,
+                  "description": "group"}
+    for type_name in ("OS::Aodh::EventAlarm", "OS::Aodh::CompositeAlarm"):
+        plugin = registry.get_plugin(type_name)
+        assert plugin.implicit_depends_on("alarm", definitions, lambda n: properties) == \
+            ["down", "up"]
+        assert set(plugin.named_resource_attributes.values()) == {"AlarmUrl"}
+    assert registry.get_plugin("OS::Heat::None").implicit_depends_on(
+        "alarm", definitions, lambda n: properties) == ()
 
 
 def test_retired_types_are_hidden_none_resources_as_in_heat():

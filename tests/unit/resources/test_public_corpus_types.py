@@ -5,7 +5,7 @@ import pytest
 
 from heatweb.exceptions import StackValidationFailed
 from stacks.definitions import build_definition, normalize_environment
-from stacks.resources import registry
+from stacks.resources import aws_more, registry
 from stacks.hot.values import UNRESOLVED
 from stacks.resources.aws_more import Ec2Volume, Ec2VolumeAttachment, ElasticIp, \
     ElasticIpAssociation, IamAccessKey, IamUser, S3Bucket
@@ -47,10 +47,30 @@ def test_an_ebs_attachment_is_a_cinder_attachment_on_a_vd_device():
                                      "Device": "/dev/sdb"})
 
 
-def test_an_access_key_has_an_id_and_a_secret_of_its_user():
+class _Rows:
+    """``Resource.objects`` holding the plugin data of the stack's users, by physical id."""
+
+    def __init__(self, users):
+        self.users, self.found = users, None
+
+    def filter(self, **kwargs):
+        self.found = self.users.get(kwargs["physical_resource_id"])
+        return self
+
+    def values_list(self, *fields, flat=False):
+        return self
+
+    def first(self):
+        return self.found
+
+
+def test_an_access_key_has_an_id_and_a_secret_of_its_user(monkeypatch):
+    """Without Keystone the user is a name and the key a pair only heatweb knows (in
+    Keystone mode a stack user and its EC2 credential: tests/openstack)."""
     user = plugin(IamUser, {"Policies": ["WikiDatabase"]})
     user.handle_create()
     assert user.physical_id.startswith("st-r-")
+    monkeypatch.setattr(aws_more.Resource, "objects", _Rows({user.physical_id: user.data}))
     key = plugin(IamAccessKey, {"UserName": user.physical_id})
     key.handle_create()
     assert len(key.physical_id) == 32 and key.get_attribute("UserName") == user.physical_id
@@ -58,6 +78,8 @@ def test_an_access_key_has_an_id_and_a_secret_of_its_user():
     assert len(secret) == 32 and secret != key.physical_id
     with pytest.raises(StackValidationFailed, match="UserName not assigned"):
         plugin(IamAccessKey, {})
+    with pytest.raises(ResourceFailure, match="could not find user st-r-nobody"):
+        plugin(IamAccessKey, {"UserName": "st-r-nobody"}).handle_create()
 
 
 def test_a_router_gateway_waits_for_the_router_interfaces_and_the_networks_subnets():
@@ -134,6 +156,8 @@ def test_an_elastic_ip_is_a_floating_ip_of_the_one_external_network():
     assert cloud.created[0][0] == "floating_ip"
     assert cloud.created[0][1]["floating_network_id"] == "public"
     assert eip.get_reference_id() == "203.0.113.9" and eip.get_attribute("AllocationId") == "fip-1"
+    # what the engine stores (test_server_cfn_init's output ElasticIp_Id)
+    assert eip.attributes() == {"AllocationId": "fip-1"}
     two = ElasticIp(name="ip", properties={}, context=PluginContext(
         cloud=OneExternalNetwork(["a", "b"]), stack_id="s", stack_name="st", project_id="p"))
     with pytest.raises(ResourceFailure, match="Expected 1 external network, found 2"):

@@ -51,6 +51,13 @@ def test_volume_refusals_as_heat():
     with pytest.raises(StackValidationFailed, match="size must be given"):
         validated("OS::Cinder::Volume", {"name": "v"})
     assert validated("OS::Cinder::Volume", {"snapshot_id": "s"})["snapshot_id"] == "s"
+    # from a backup: no size (Cinder's restore takes the backup's), only the name and
+    # description go with it, as Heat's restores.restore then volumes.update
+    restored = validated("OS::Cinder::Volume", {"backup_id": "b", "description": "d",
+                                                "metadata": {"k": "v"}})
+    volume = registry.get_plugin("OS::Cinder::Volume")(name="v", properties=restored,
+                                                        context=None)
+    assert volume.cloud_fields(restored) == {"backup_id": "b", "description": "d"}
     with pytest.raises(Exception, match="out of range"):
         validated("OS::Cinder::Volume", {"size": 0})
     with pytest.raises(Exception, match="allowed value"):
@@ -126,6 +133,11 @@ def test_retain_and_snapshot_change_what_delete_does():
                                              physical_id="x")
     assert retained.handle_delete() is None and retained.check_delete_complete(None) is True
     assert with_policy(volume, "Snapshot").handle_delete is not volume.handle_delete
+    # Heat's handle_snapshot_delete(state): a backup, unless the create or update failed
+    snapped = [with_policy(volume, "Snapshot", state)(name="v", properties={}, context=None,
+                                                      physical_id="x").handle_delete()
+               for state in (("CREATE", "COMPLETE"), ("UPDATE", "FAILED"), None)]
+    assert snapped == [{"backup": "wanted"}, {"backup": "done"}, {"backup": "wanted"}]
     server = registry.get_plugin("OS::Nova::Server")
     assert with_policy(server, "Snapshot") is server  # no snapshot: deleted as Delete
     assert with_policy(volume, "Delete") is volume

@@ -4,7 +4,7 @@ import pytest
 from keystoneauth1 import exceptions as ksa_exceptions
 from openstack import exceptions as os_exceptions
 
-from stacks.cloud.driver import CloudError, CloudNotFound
+from stacks.cloud.driver import NETWORK_IDS, CloudError, CloudNotFound
 from stacks.cloud.openstack import calls
 from stacks.cloud.openstack.calls import KEY_PROPERTY
 from stacks.cloud.openstack.cloud import OpenStackCloud
@@ -189,7 +189,7 @@ def test_a_wait_rounds_server_list_reads_ports_only_for_servers_done_building():
 
     listed = []
     servers = [server("a", "BUILD"), server("bb", "BUILD")]
-    port = SimpleNamespace(device_id="bb", mac_address="m", id="port-bb",
+    port = SimpleNamespace(device_id="bb", mac_address="m", id="port-bb", network_id="net-1",
                            fixed_ips=[{"ip_address": "10.0.0.2"}])
     network = SimpleNamespace(ports=lambda **query: listed.append(query) or [port])
     compute = SimpleNamespace(servers=lambda details: list(servers))
@@ -201,3 +201,37 @@ def test_a_wait_rounds_server_list_reads_ports_only_for_servers_done_building():
     done = cloud.server_list(["a", "bb"])
     assert listed == [{"device_id": "bb"}]  # the one done: its ports, for its attributes
     assert done["bb"]["addresses"]["private"][0]["port"] == "port-bb"
+    # The addresses' network ids come from the same ports: the plugin's networks attribute
+    # keys them by id too without a look-up of the network by name.
+    assert done["bb"][NETWORK_IDS] == {"private": "net-1"}
+    assert building["a"][NETWORK_IDS] == {}
+    # Several done: one list of their ports by id, not of every port the project has.
+    servers[0] = server("a", "ACTIVE")
+    cloud.server_list(["a", "bb"])
+    assert listed[-1] == {"device_id": ["a", "bb"]}
+
+
+def test_a_tasks_server_deletes_read_the_internal_ports_once_and_detach_only_theirs():
+    from types import SimpleNamespace
+
+    from stacks.cloud.openstack.compute import INTERNAL_PORT
+    from stacks.resources.base import PluginContext
+    from stacks.resources.compute import Server
+
+    listed, detached, deleted = [], [], []
+    internal = SimpleNamespace(id="port-b", device_id="server-b", description=INTERNAL_PORT)
+    unbound = SimpleNamespace(id="port-x", device_id="", description=INTERNAL_PORT)
+    network = SimpleNamespace(ports=lambda **query: listed.append(query) or [internal, unbound])
+    compute = SimpleNamespace(delete_server=lambda server_id, **_: deleted.append(server_id))
+    cloud = OpenStackCloud(connection=SimpleNamespace(compute=compute, network=network))
+    cloud.server_port_detach = lambda server_id, port_id: detached.append((server_id, port_id))
+    context = PluginContext(cloud=cloud, stack_id="s", stack_name="st", project_id="p")
+    for name in ("a", "b", "c"):
+        Server(name=name, properties={}, context=context,
+               physical_id=f"server-{name}").handle_delete()
+    assert listed == [{"description": INTERNAL_PORT}]  # one Neutron list for the three
+    assert detached == [("server-b", "port-b")]
+    assert deleted == ["server-a", "server-b", "server-c"]
+    # A call of its own (outside a task's plugins) still looks for them.
+    cloud.server_delete("server-b")
+    assert len(listed) == 2 and detached[-1] == ("server-b", "port-b")
