@@ -17,7 +17,8 @@ lock, a verified lock failing) calls ``stack_action`` like any other way in.
 """
 from django_fsm import can_proceed
 
-from heatweb.exceptions import Forbidden, InvalidActionRequest, StackLocked
+from heatweb.exceptions import ConcurrentTransaction, Forbidden, InvalidActionRequest, StackLocked
+from stacks.models import Stack
 from stacks.models import states as st
 from stacks.services.consent import consent_refusal
 from stacks.services.lock_history import lock_record
@@ -77,6 +78,31 @@ def stack_action(stack, action, /, *, user=None, **args):
     refused = consent_refusal(stack, action, **args)
     if refused is not None:  # an imported stack: no credentials on the cloud for it yet
         raise refused
+    for attempt in range(MOVED_TRIES):
+        read = (stack.state, stack.current_traversal)
+        try:
+            return _act(stack, action, handler, user, args)
+        except ConcurrentTransaction:
+            # The stack moved between our read and our write (a traversal ended, another
+            # action began): its handler's transaction rolled back. Ask again of the
+            # stack as it is now (the state table may refuse it then); raise only when
+            # it did not move (someone else's write is in the way) or keeps moving.
+            if attempt + 1 == MOVED_TRIES or not _moved_since(stack, read):
+                raise
+            stack.refresh_from_db()
+
+
+# How often the door asks again when the stack moved under an action (a create's
+# traversal ending as a delete arrives): each try is one short transaction.
+MOVED_TRIES = 3
+
+
+def _moved_since(stack, read):
+    now = Stack.objects.filter(pk=stack.pk).values_list("state", "current_traversal").first()
+    return now is not None and tuple(now) != read
+
+
+def _act(stack, action, handler, user, args):
     transition = TRANSITIONS.get(action)
     if callable(transition):  # the parent's cascade, a lock taken again, one that interrupts
         transition = transition(stack, **args)
