@@ -20,7 +20,6 @@ everything else the machine runs: on a shared machine the latencies are
 only readable next to it.
 """
 import http.client
-import json
 import os
 import random
 import signal
@@ -45,6 +44,8 @@ from django.test.utils import CaptureQueriesContext
 from heatweb.launcher import WEB_THREADS, WEB_WORKERS
 from heatweb.models import Membership, Project, Role
 from heatweb.tokens import token_issue
+from stacks.management.bench_api_heat import HeatSide
+from stacks.management.bench_writers import Writers
 from stacks.models import Event, RawTemplate, Resource, Stack
 
 PROJECT = "bench-api"
@@ -227,8 +228,17 @@ class Command(BaseCommand):
         parser.add_argument("--endpoints", default=DEFAULT_ENDPOINTS,
                             help="comma-separated, of: stack list, stack show, resources, "
                                  f"events, stacks page (default {DEFAULT_ENDPOINTS!r})")
+        parser.add_argument("--heat-base",
+                            help="instead of heatweb, the Heat 27 of scripts/heat-yardstick-up "
+                                 "BASE, loaded with as many stacks (its own, copied in its "
+                                 "database), for the same readers and writers")
+        parser.add_argument("--cloud-base",
+                            default=os.environ.get("HEATWEB_CLOUD_BASE", "/tmp/heatweb-cloud"),
+                            help="the one-machine cloud Heat runs on (its clouds.yaml)")
 
     def handle(self, *args, **opts):
+        if opts["heat_base"]:
+            return self.handle_heat(opts)
         project, _ = Project.objects.get_or_create(name=PROJECT)
         load(project, opts["stacks"], out=self.stdout.write)
         token, _ = token_issue(username=USER, project_name=PROJECT, role=Role.READER)
@@ -240,7 +250,7 @@ class Command(BaseCommand):
         writer_token, _ = token_issue(username=WRITER, project_name=PROJECT, role=Role.MEMBER)
         sample = list(Stack.objects.filter(project=project, deleted_at__isnull=True)
                       .order_by("?").values_list("name", "pk")[:200])
-        endpoints = self.endpoints(project, opts["endpoints"])
+        endpoints = self.endpoints(project.pk, opts["endpoints"])
         sql = self.count_sql(endpoints, sample, token, user)
         opts["load"] = os.getloadavg()[0]  # before the run: its own 20 readers raise it
         with Service() as service:
@@ -250,7 +260,8 @@ class Command(BaseCommand):
                 _login(signed_in, service.url, USER, password)  # once: hashing is slow
                 headers["Cookie"] = "; ".join(f"{c.name}={c.value}" for c in signed_in.cookies)
             before = self.cpu(service)
-            writers = Writers(service.url, project.pk, writer_token, count=opts["writers"])
+            writers = Writers(service.url, project.pk, writer_token, count=opts["writers"],
+                              states=_heatweb_states, template=WRITER_TEMPLATE)
             writers.start(seconds=opts["seconds"])
             results, elapsed = self.readers(service.url, endpoints, sample, headers,
                                             readers=opts["readers"], seconds=opts["seconds"])
@@ -259,8 +270,44 @@ class Command(BaseCommand):
             opts["load_after"] = os.getloadavg()[0]
             writes = writers.finish(timeout=120)
         cpu = {key: after[key] - before[key] for key in after}
-        self.print_table(results, elapsed, sql, opts, project)
-        self.print_cpu(cpu, elapsed, sum(len(v) for v in results.values()))
+        db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+        stacks = Stack.objects.filter(project=project, deleted_at__isnull=True).count()
+        self.print_table(results, elapsed, sql, opts, (
+            f"run mode: database={db}; serve: web {WEB_WORKERS} workers x {WEB_THREADS} threads "
+            f"and a worker; {stacks} stacks in the project"))
+        self.print_cpu(cpu, elapsed, sum(len(v) for v in results.values()),
+                       database=connection.vendor == "postgresql")
+        self.stdout.write(writes)
+
+    def handle_heat(self, opts):
+        """The same load on Heat 27's API (``--heat-base``): heat-api for the web server,
+        heat-engine for the worker, Heat's database's backends for PostgreSQL."""
+        if "stacks page" in opts["endpoints"]:
+            raise CommandError("--heat-base: Heat has no stacks page")
+        with HeatSide(opts["heat_base"], cloud_base=opts["cloud_base"]) as heat:
+            heat.load(opts["stacks"], TEMPLATE, out=self.stdout.write)
+            sample = heat.sample(200)
+            endpoints = self.endpoints(heat.project_id, opts["endpoints"])
+            opts["load"] = os.getloadavg()[0]
+            before = {**heat.cpu_seconds(), "bench": time.process_time(),
+                      "machine": _machine_cpu_seconds()}
+            writers = Writers(heat.url, heat.project_id, heat.token, count=opts["writers"],
+                              states=heat.states, template=WRITER_TEMPLATE)
+            writers.start(seconds=opts["seconds"])
+            results, elapsed = self.readers(heat.url, endpoints, sample, heat.headers,
+                                            readers=opts["readers"], seconds=opts["seconds"])
+            writers.join()
+            after = {**heat.cpu_seconds(), "bench": time.process_time(),
+                     "machine": _machine_cpu_seconds()}
+            opts["load_after"] = os.getloadavg()[0]
+            writes = writers.finish(timeout=120)
+            stacks = heat.stacks()
+        cpu = {key: after[key] - before[key] for key in after}
+        self.print_table(results, elapsed, None, opts, (
+            f"run mode: Heat 27 (heat-api, one heat-engine; scripts/heat-yardstick-up "
+            f"{opts['heat_base']}), database=postgresql; {stacks} stacks in the project"))
+        self.print_cpu(cpu, elapsed, sum(len(v) for v in results.values()), database=True,
+                       names=("heat-api", "heat-engine"))
         self.stdout.write(writes)
 
     @staticmethod
@@ -269,8 +316,8 @@ class Command(BaseCommand):
                 "database": _database_cpu_seconds(), "machine": _machine_cpu_seconds()}
 
     @staticmethod
-    def endpoints(project, chosen):
-        v1 = f"/v1/{project.pk}"
+    def endpoints(project_id, chosen):
+        v1 = f"/v1/{project_id}"
         every = {
             "stack list": lambda n, i: (f"{v1}/stacks?status=COMPLETE&sort_keys=stack_name"
                                         f"&sort_dir=asc&limit=20"),
@@ -345,14 +392,10 @@ class Command(BaseCommand):
             self.stdout.write(f"errors: {len(errors)}, first: {errors[:3]}")
         return results, time.perf_counter() - began
 
-    def print_table(self, results, elapsed, sql, opts, project):
-        db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
-        stacks = Stack.objects.filter(project=project, deleted_at__isnull=True).count()
+    def print_table(self, results, elapsed, sql, opts, mode):
         total = sum(len(v) for v in results.values())
         self.stdout.write(
-            f"run mode: database={db}; serve: web {WEB_WORKERS} workers x {WEB_THREADS} threads "
-            f"and a worker; {stacks} stacks in the project; {opts['readers']} readers and "
-            f"{opts['writers']} writers for {elapsed:.0f} s; {os.cpu_count()} CPUs; load "
+            f"{mode}; {opts['readers']} readers and {opts['writers']} writers for {elapsed:.0f} s; {os.cpu_count()} CPUs; load "
             f"average {opts['load']:.2f} before the run, {opts['load_after']:.2f} at its end")
         header = (f"{'endpoint':<13}{'reads':>9}{'reads/s':>8}{'p50 ms':>8}{'p95 ms':>8}"
                   f"{'p99 ms':>8}{'max ms':>8}{'SQL/request':>13}")
@@ -364,90 +407,30 @@ class Command(BaseCommand):
                 continue
             p50, p95, p99 = (times[min(len(times) - 1, int(len(times) * q))] * 1000
                              for q in (0.5, 0.95, 0.99))
-            counts = sql[label]
+            counts = sql[label] if sql else ["-"]
             shown = str(counts[0]) if len(set(counts)) == 1 else "/".join(map(str, counts))
             self.stdout.write(f"{label:<13}{len(times):>9}{len(times) / elapsed:>8.1f}"
                               f"{p50:>8.1f}{p95:>8.1f}{p99:>8.1f}{times[-1] * 1000:>8.1f}"
                               f"{shown:>13}")
         self.stdout.write(f"{'all':<13}{total:>9}{total / elapsed:>8.1f}")
 
-    def print_cpu(self, cpu, elapsed, reads):
+    def print_cpu(self, cpu, elapsed, reads, *, database, names=("web server", "worker")):
         """Where the machine's CPU went during the run, per read."""
-        parts = [("web server", cpu["web"]), ("worker", cpu["worker"]),
+        parts = [(names[0], cpu["web"]), (names[1], cpu["worker"]),
                  ("readers and writers", cpu["bench"])]
-        if connection.vendor == "postgresql":
+        if database:
             parts.append(("PostgreSQL", cpu["database"]))
         parts.append(("everything else", max(0.0, cpu["machine"] - sum(s for _, s in parts))))
         self.stdout.write(
             f"CPU of the run: {cpu['machine']:.1f} s busy of {elapsed * os.cpu_count():.1f} s; "
             + "; ".join(f"{name} {seconds:.1f} s ({seconds / max(reads, 1) * 1000:.2f} "
                         f"ms/read)" for name, seconds in parts))
-        self.stdout.write(f"web server CPU per read: {cpu['web'] / max(reads, 1) * 1000:.2f} ms "
+        self.stdout.write(f"{names[0]} CPU per read: {cpu['web'] / max(reads, 1) * 1000:.2f} ms "
                           "(the writers' requests included)")
 
 
-class Writers:
-    """``count`` writers: each creates a stack through the API, waits for it to complete
-    (its show, every second), and creates the next until the time is up."""
-
-    def __init__(self, url, project_id, token, *, count):
-        self.server = urlsplit(url)
-        self.v1 = f"/v1/{project_id}"
-        self.headers = {"X-Auth-Token": token, "Content-Type": "application/json"}
-        self.count = count
-        self.created = []
-        self.errors = []
-        self.threads = []
-        self.lock = threading.Lock()
-
-    def start(self, *, seconds):
-        stop = time.monotonic() + seconds
-        run = uuid.uuid4().hex[:6]
-        self.threads = [threading.Thread(target=self._write, args=(i, run, stop))
-                        for i in range(self.count)]
-        for thread in self.threads:
-            thread.start()
-
-    def join(self):
-        for thread in self.threads:
-            thread.join()
-
-    def _write(self, index, run, stop):
-        conn = http.client.HTTPConnection(self.server.hostname, self.server.port, timeout=60)
-        number = 0
-        while time.monotonic() < stop:
-            body = json.dumps({"stack_name": f"bench-write-{run}-{index}-{number}",
-                               "template": WRITER_TEMPLATE})
-            conn.request("POST", f"{self.v1}/stacks", body=body, headers=self.headers)
-            response = conn.getresponse()
-            answer = response.read()
-            if response.status != 201:
-                with self.lock:
-                    self.errors.append(response.status)
-                return
-            stack_id = json.loads(answer)["stack"]["id"]
-            with self.lock:
-                self.created.append(stack_id)
-            number += 1
-            while time.monotonic() < stop and not self._done(stack_id):
-                time.sleep(1)
-        conn.close()
-
-    @staticmethod
-    def _done(stack_id):
-        return not Stack.objects.filter(pk=stack_id, state__endswith="IN_PROGRESS").exists()
-
-    def finish(self, *, timeout):
-        """One line: stacks created, and how many completed (waiting up to ``timeout``)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and Stack.objects.filter(
-                pk__in=self.created, state__endswith="IN_PROGRESS").exists():
-            time.sleep(1)
-        states = list(Stack.objects.filter(pk__in=self.created).values_list("state", flat=True))
-        complete = sum(1 for state in states if state == "CREATE_COMPLETE")
-        errors = f"; write errors: {self.errors}" if self.errors else ""
-        return (f"writers: {len(self.created)} stacks created, {complete} CREATE_COMPLETE"
-                f"{errors}")
+def _heatweb_states(ids):
+    return list(Stack.objects.filter(pk__in=ids).values_list("state", flat=True))
 
 
 def _get(conn, path, headers):

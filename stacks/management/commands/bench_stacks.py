@@ -1,6 +1,11 @@
 """Benchmark: create, update, update again unchanged ("same") and delete stacks of N
 OS::Heat::None resources.
 
+With ``--heat-base BASE`` each shape and size also runs on upstream Heat 27 (the
+yardstick of ``scripts/heat-yardstick-up BASE``, through its API with a Keystone
+token, its state read from its database every 50 ms as heatweb's is), and the table
+gets Heat's seconds and heatweb's speed-up beside them.
+
 Runs on whichever run mode the environment selects (SQLite + filesystem
 broker, or PostgreSQL + Redis). By default the engine runs in this process
 as a real Celery worker thread consuming from the real broker, so every SQL
@@ -9,6 +14,7 @@ statement of the API-side service and of the worker is counted.
 from contextlib import contextmanager
 import resource as rusage
 import threading
+import os
 import time
 import uuid
 
@@ -21,6 +27,7 @@ from django.db.backends.signals import connection_created
 
 from heatweb.celery import app
 from heatweb.models import Project
+from stacks.management.bench_api_heat import HeatSide
 from stacks.models import Stack
 from stacks.services import lifecycle
 
@@ -90,6 +97,11 @@ class Command(BaseCommand):
                             help="don't start an in-process worker; use running workers "
                                  "(then only API-side SQL is counted)")
         parser.add_argument("--timeout", type=float, default=900)
+        parser.add_argument("--heat-base",
+                            help="also run each phase on the Heat 27 of scripts/heat-yardstick-up "
+                                 "BASE, and print its seconds beside heatweb's")
+        parser.add_argument("--cloud-base",
+                            default=os.environ.get("HEATWEB_CLOUD_BASE", "/tmp/heatweb-cloud"))
 
     def handle(self, *args, **opts):
         counter = QueryCounter()
@@ -109,14 +121,41 @@ class Command(BaseCommand):
                                   shutdown_timeout=30,
                                   queues=[settings.CELERY_TASK_DEFAULT_QUEUE])
             worker.__enter__()
+        heat = HeatSide(opts["heat_base"], cloud_base=opts["cloud_base"]).__enter__() \
+            if opts["heat_base"] else None
         try:
             for shape in opts["shapes"].split(","):
                 for n in [int(s) for s in opts["sizes"].split(",")]:
-                    rows.extend(self.run_one(project, n, shape, counter, opts["timeout"]))
+                    found = self.run_one(project, n, shape, counter, opts["timeout"])
+                    if heat is not None:
+                        self.run_on_heat(heat, found, opts["timeout"])
+                    rows.extend(found)
         finally:
             if worker is not None:
                 worker.__exit__(None, None, None)
+            if heat is not None:
+                heat.__exit__(None, None, None)
         self.print_table(rows)
+
+    @staticmethod
+    def run_on_heat(heat, rows, timeout):
+        """The same phases of the same templates on Heat 27: its seconds into ``rows``."""
+        n, chain = rows[0]["n"], rows[0]["shape"] == "chain"
+        name = f"bench-{rows[0]['shape']}-{n}-{uuid.uuid4().hex[:6]}"
+        stack_id = None
+        for row in rows:
+            began = time.perf_counter()
+            if row["phase"] == "create":
+                stack_id = heat.create(name, template(n, chain=chain))
+            elif row["phase"] in ("update", "same"):
+                # Heat's convergence stores UPDATE_IN_PROGRESS before its API answers 202.
+                heat.update(stack_id, name, template(n, chain=chain, marker="b"))
+            else:
+                heat.delete(stack_id, name)
+            target = {"create": "CREATE_COMPLETE", "delete": "DELETE_COMPLETE"}.get(
+                row["phase"], "UPDATE_COMPLETE")
+            row["heat_state"] = heat.wait_for(stack_id, target, timeout=timeout)
+            row["heat_seconds"] = time.perf_counter() - began
 
     def run_one(self, project, n, shape, counter, timeout):
         chain = shape == "chain"
@@ -159,12 +198,16 @@ class Command(BaseCommand):
         db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
         broker = settings.CELERY_BROKER_URL.split(":", 1)[0]
         self.stdout.write(f"run mode: database={db} broker={broker}")
+        heat = any("heat_seconds" in r for r in rows)
         header = (f"{'shape':<12}{'N':>6} {'phase':<8}{'state':<17}{'seconds':>9}"
-                  f"{'res/s':>9}{'queries':>9}{'q/res':>7}{'tasks':>7}{'peak MB':>9}")
+                  f"{'res/s':>9}{'queries':>9}{'q/res':>7}{'tasks':>7}{'peak MB':>9}"
+                  + (f"{'Heat 27 s':>11}{'x Heat':>8}  Heat state" if heat else ""))
         self.stdout.write(header)
         self.stdout.write("-" * len(header))
         for r in rows:
             self.stdout.write(
                 f"{r['shape']:<12}{r['n']:>6} {r['phase']:<8}{r['state']:<17}"
                 f"{r['seconds']:>9.2f}{r['per_sec']:>9.1f}{r['queries']:>9}"
-                f"{r['q_per_res']:>7.2f}{r['tasks']:>7}{r['peak_mb']:>9.0f}")
+                f"{r['q_per_res']:>7.2f}{r['tasks']:>7}{r['peak_mb']:>9.0f}"
+                + (f"{r['heat_seconds']:>11.2f}{r['heat_seconds'] / r['seconds']:>8.1f}"
+                   f"  {r['heat_state']}" if "heat_seconds" in r else ""))
