@@ -57,6 +57,7 @@ DEFAULT_ENDPOINTS = "stack list,stack show,resources"
 TEMPLATE = {"heat_template_version": "2018-08-31", "description": "A small stack",
             "resources": {f"r{i}": {"type": "OS::Heat::None"} for i in range(3)},
             "outputs": {"first": {"value": {"get_resource": "r0"}}}}
+WARM_UP_SECONDS = 3
 STATES = ["CREATE_COMPLETE"] * 8 + ["UPDATE_COMPLETE", "CREATE_FAILED"]
 
 
@@ -259,25 +260,38 @@ class Command(BaseCommand):
                 signed_in = requests.Session()
                 _login(signed_in, service.url, USER, password)  # once: hashing is slow
                 headers["Cookie"] = "; ".join(f"{c.name}={c.value}" for c in signed_in.cookies)
-            before = self.cpu(service)
-            writers = Writers(service.url, project.pk, writer_token, count=opts["writers"],
-                              states=_heatweb_states, template=WRITER_TEMPLATE)
-            writers.start(seconds=opts["seconds"])
-            results, elapsed = self.readers(service.url, endpoints, sample, headers,
-                                            readers=opts["readers"], seconds=opts["seconds"])
-            writers.join()
-            after = self.cpu(service)
-            opts["load_after"] = os.getloadavg()[0]
-            writes = writers.finish(timeout=120)
-        cpu = {key: after[key] - before[key] for key in after}
+            results, elapsed, cpu, window, writes = self.load_run(
+                service.url, project.pk, endpoints, sample, headers, opts,
+                writer_token=writer_token, states=_heatweb_states,
+                cpu=lambda: self.cpu(service))
         db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
         stacks = Stack.objects.filter(project=project, deleted_at__isnull=True).count()
         self.print_table(results, elapsed, sql, opts, (
             f"run mode: database={db}; serve: web {WEB_WORKERS} workers x {WEB_THREADS} threads "
             f"and a worker; {stacks} stacks in the project"))
-        self.print_cpu(cpu, elapsed, sum(len(v) for v in results.values()),
+        self.print_cpu(cpu, window, sum(len(v) for v in results.values()),
                        database=connection.vendor == "postgresql")
         self.stdout.write(writes)
+
+    def load_run(self, url, project_id, endpoints, sample, headers, opts, *, writer_token,
+                 states, cpu):
+        """``WARM_UP_SECONDS`` of the readers (not counted: a web worker's first requests
+        load code and, on Heat, validate the token with Keystone), then the readers and
+        writers: the readers' results and seconds, the CPU of the run (``cpu()`` before
+        and after) and its seconds (until the last writer stopped), the writers' line."""
+        self.readers(url, endpoints, sample, headers, readers=opts["readers"],
+                     seconds=WARM_UP_SECONDS)
+        before, began = cpu(), time.perf_counter()
+        writers = Writers(url, project_id, writer_token, count=opts["writers"], states=states,
+                          template=WRITER_TEMPLATE)
+        writers.start(seconds=opts["seconds"])
+        results, elapsed = self.readers(url, endpoints, sample, headers,
+                                        readers=opts["readers"], seconds=opts["seconds"])
+        writers.join()
+        after, window = cpu(), time.perf_counter() - began
+        opts["load_after"] = os.getloadavg()[0]
+        return (results, elapsed, {key: after[key] - before[key] for key in after}, window,
+                writers.finish(timeout=120))
 
     def handle_heat(self, opts):
         """The same load on Heat 27's API (``--heat-base``): heat-api for the web server,
@@ -289,24 +303,16 @@ class Command(BaseCommand):
             sample = heat.sample(200)
             endpoints = self.endpoints(heat.project_id, opts["endpoints"])
             opts["load"] = os.getloadavg()[0]
-            before = {**heat.cpu_seconds(), "bench": time.process_time(),
-                      "machine": _machine_cpu_seconds()}
-            writers = Writers(heat.url, heat.project_id, heat.token, count=opts["writers"],
-                              states=heat.states, template=WRITER_TEMPLATE)
-            writers.start(seconds=opts["seconds"])
-            results, elapsed = self.readers(heat.url, endpoints, sample, heat.headers,
-                                            readers=opts["readers"], seconds=opts["seconds"])
-            writers.join()
-            after = {**heat.cpu_seconds(), "bench": time.process_time(),
-                     "machine": _machine_cpu_seconds()}
-            opts["load_after"] = os.getloadavg()[0]
-            writes = writers.finish(timeout=120)
+            results, elapsed, cpu, window, writes = self.load_run(
+                heat.url, heat.project_id, endpoints, sample, heat.headers, opts,
+                writer_token=heat.token, states=heat.states,
+                cpu=lambda: {**heat.cpu_seconds(), "bench": time.process_time(),
+                             "machine": _machine_cpu_seconds()})
             stacks = heat.stacks()
-        cpu = {key: after[key] - before[key] for key in after}
         self.print_table(results, elapsed, None, opts, (
             f"run mode: Heat 27 (heat-api, one heat-engine; scripts/heat-yardstick-up "
             f"{opts['heat_base']}), database=postgresql; {stacks} stacks in the project"))
-        self.print_cpu(cpu, elapsed, sum(len(v) for v in results.values()), database=True,
+        self.print_cpu(cpu, window, sum(len(v) for v in results.values()), database=True,
                        names=("heat-api", "heat-engine"))
         self.stdout.write(writes)
 
@@ -414,7 +420,7 @@ class Command(BaseCommand):
                               f"{shown:>13}")
         self.stdout.write(f"{'all':<13}{total:>9}{total / elapsed:>8.1f}")
 
-    def print_cpu(self, cpu, elapsed, reads, *, database, names=("web server", "worker")):
+    def print_cpu(self, cpu, seconds, reads, *, database, names=("web server", "worker")):
         """Where the machine's CPU went during the run, per read."""
         parts = [(names[0], cpu["web"]), (names[1], cpu["worker"]),
                  ("readers and writers", cpu["bench"])]
@@ -422,7 +428,7 @@ class Command(BaseCommand):
             parts.append(("PostgreSQL", cpu["database"]))
         parts.append(("everything else", max(0.0, cpu["machine"] - sum(s for _, s in parts))))
         self.stdout.write(
-            f"CPU of the run: {cpu['machine']:.1f} s busy of {elapsed * os.cpu_count():.1f} s; "
+            f"CPU of the run: {cpu['machine']:.1f} s busy of {seconds * os.cpu_count():.1f} s; "
             + "; ".join(f"{name} {seconds:.1f} s ({seconds / max(reads, 1) * 1000:.2f} "
                         f"ms/read)" for name, seconds in parts))
         self.stdout.write(f"{names[0]} CPU per read: {cpu['web'] / max(reads, 1) * 1000:.2f} ms "

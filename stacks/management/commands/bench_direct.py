@@ -34,13 +34,14 @@ import yaml
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from stacks.management.bench_accounts import Accounts
 from stacks.management.bench_direct_shapes import SHAPES, Direct, template_and_files
 from stacks.management.bench_siblings import Served
 from stacks.management.cloud_access_logs import AccessLogs
 from stacks.management.procs import TICKS, processes
-from stacks.models import Stack
+from stacks.models import Event, Stack
 
 PHASES = (("create", "CREATE_COMPLETE"), ("update", "UPDATE_COMPLETE"),
           ("suspend", "SUSPEND_COMPLETE"), ("resume", "RESUME_COMPLETE"),
@@ -197,9 +198,11 @@ class Command(BaseCommand):
             row = {"shape": shape.name, "servers": shape.servers, "phase": phase, "load": load}
             row["direct"] = self._measure("direct", lambda: getattr(direct, phase)())
             cpu = self.served.cpu_seconds()
-            row["heatweb"] = self._measure(
-                "heatweb", lambda: self._wait(sides["heatweb"](phase), target, phase))
+            started, made = timezone.now(), {}
+            row["heatweb"] = self._measure("heatweb", lambda: self._wait(
+                made.setdefault("id", sides["heatweb"](phase)), target, phase))
             row["cpu"] = self.served.cpu_seconds() - cpu
+            row["timeline"] = timeline(made["id"], phase, started)
             if "heat" in sides:
                 cpu = group_cpu_seconds(self.heat["groups"])
                 row["heat"] = self._measure(
@@ -318,10 +321,36 @@ class Command(BaseCommand):
                                    for k, n in row[side][1][service][1].items())
                     self.stdout.write(f"{row['shape']} {row['phase']} {side}: " + ", ".join(
                         f"{n} {k}" for n, k in reversed(kinds)))
+                self.stdout.write(f"{row['shape']} {row['phase']} heatweb's events: "
+                                  f"{row['timeline']}")
 
     @property
     def verbosity(self):
         return self.opts.get("verbosity", 1)
+
+
+def timeline(stack_id, phase, started):
+    """When heatweb's events of the phase were written, from the request (``started``):
+    the first resource's IN_PROGRESS, the last resource's COMPLETE and the stack's own
+    COMPLETE (events are written at the end of the task that made them)."""
+    events = list(Event.objects.filter(stack_id=stack_id, created_at__gte=started,
+                                       resource_action=phase.upper())
+                  .values_list("physical_resource_id", "resource_status", "created_at"))
+    own = str(stack_id)  # the stack's own events name it as their physical resource
+    at = {}
+    for physical, status, created in events:
+        key = ("stack" if physical == own else "resource", status)
+        seconds = (created - started).total_seconds()
+        first, last = at.get(key, (seconds, seconds))
+        at[key] = (min(first, seconds), max(last, seconds))
+    resources = sum(1 for physical, status, _ in events
+                    if physical != own and status == "COMPLETE")
+
+    def when(key, end):
+        return f"{at[key][end]:.2f} s" if key in at else "-"
+    return (f"first resource IN_PROGRESS {when(('resource', 'IN_PROGRESS'), 0)}, last "
+            f"resource COMPLETE {when(('resource', 'COMPLETE'), 1)} ({resources} resources), "
+            f"stack COMPLETE {when(('stack', 'COMPLETE'), 1)}")
 
 
 def group_cpu_seconds(groups):
