@@ -83,21 +83,25 @@ def stack_action(stack, action, /, *, user=None, **args):
         try:
             return _act(stack, action, handler, user, args)
         except ConcurrentTransaction:
-            # The stack moved between our read and our write (a traversal ended, another
-            # action began): its handler's transaction rolled back. Ask again of the
-            # stack as it is now (the state table may refuse it then); raise only when
-            # it did not move (someone else's write is in the way) or keeps moving.
-            if attempt + 1 == MOVED_TRIES or not _moved_since(stack, read):
+            # A user's action read the stack in progress and its traversal ended (or was
+            # superseded) before the action's write: the handler's transaction rolled
+            # back. Ask again of the stack as it is now (the state table may refuse it
+            # then). The engine's own calls (user None) keep their answer: each has its
+            # way to look again (a lock taken again, a nested stack's signal).
+            if user is None or attempt + 1 == MOVED_TRIES or not _ended_since(stack, read):
                 raise
             stack.refresh_from_db()
 
 
-# How often the door asks again when the stack moved under an action (a create's
+# How often the door asks again when the stack moved under a user's action (a create's
 # traversal ending as a delete arrives): each try is one short transaction.
 MOVED_TRIES = 3
 
 
-def _moved_since(stack, read):
+def _ended_since(stack, read):
+    """Was the stack read in progress, and has that traversal moved on since?"""
+    if read[0] is None or not read[0].endswith("_IN_PROGRESS"):
+        return False
     now = Stack.objects.filter(pk=stack.pk).values_list("state", "current_traversal").first()
     return now is not None and tuple(now) != read
 
