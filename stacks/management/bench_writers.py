@@ -47,7 +47,7 @@ class Writers:
             answer = response.read()
             if response.status != 201:
                 with self.lock:
-                    self.errors.append(response.status)
+                    self.errors.append((response.status, answer[:300]))
                 return
             stack_id = json.loads(answer)["stack"]["id"]
             with self.lock:
