@@ -42,8 +42,15 @@ class Writers:
         while time.monotonic() < stop:
             body = json.dumps({"stack_name": f"bench-write-{run}-{index}-{number}",
                                "template": self.template})
-            conn.request("POST", f"{self.v1}/stacks", body=body, headers=self.headers)
-            response = conn.getresponse()
+            try:
+                conn.request("POST", f"{self.v1}/stacks", body=body, headers=self.headers)
+                response = conn.getresponse()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                # The server closed the kept-alive connection while the writer waited
+                # (gunicorn keeps one 2 s): a new one, once.
+                conn.close()
+                conn.request("POST", f"{self.v1}/stacks", body=body, headers=self.headers)
+                response = conn.getresponse()
             answer = response.read()
             if response.status != 201:
                 with self.lock:

@@ -213,7 +213,9 @@ class Port(NetworkOfSubnetOrPort):
 
 @register
 class SecurityGroup(NeutronResource):
-    """A Neutron security group with its rules (the rules given replace the group's rules)."""
+    """A Neutron security group with its rules, as Heat makes them: Neutron's default egress
+    rules stay unless the template has an egress rule; an update makes the group's rules
+    the template's (the default egress rules kept where it has none)."""
 
     required_extension = "security-group"
     type_name = "OS::Neutron::SecurityGroup"
@@ -228,12 +230,6 @@ class SecurityGroup(NeutronResource):
     }
     attributes_schema = attributes()
 
-    def cloud_fields(self, props, names=None):
-        fields = super().cloud_fields(props, names)
-        if fields.get("rules") is not None:
-            fields["rules"] = [{k: v for k, v in rule.items() if k != "remote_mode"}
-                               for rule in fields["rules"]]
-        return fields
 
 
 PORT_NUMBER = (Range(0, 65535),)

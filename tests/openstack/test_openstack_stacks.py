@@ -185,12 +185,39 @@ def test_check_reports_an_object_deleted_behind_heatwebs_back(member, cloud):
         "net": {"type": "OS::Neutron::Net", "properties": {"name": f"{tag}-net"}},
         "group": {"type": "OS::Neutron::SecurityGroup", "properties": {
             "name": f"{tag}-sg", "rules": [{"protocol": "tcp", "port_range_min": 22,
-                                            "port_range_max": 22}]}}}}
+                                            "port_range_max": 22}]}},
+        "out": {"type": "OS::Neutron::SecurityGroup", "properties": {
+            "name": f"{tag}-out", "rules": [{"direction": "egress", "protocol": "tcp",
+                                             "port_range_min": 443, "port_range_max": 443}]}},
+        "members": {"type": "OS::Neutron::SecurityGroup", "properties": {
+            "name": f"{tag}-members", "rules": [{"remote_mode": "remote_group_id"}]}}}}
     stack_id = heat.stacks.create(stack_name=tag, template=body)["stack"]["id"]
     wait_stack(heat, stack_id, "CREATE_COMPLETE")
     ids = physical(heat, stack_id)
-    rules = cloud.network.get_security_group(ids["group"]).security_group_rules
-    assert [(r["protocol"], r["port_range_min"]) for r in rules] == [("tcp", 22)]
+
+    def rules(group):
+        return sorted((r["direction"], r["ethertype"], r["protocol"], r["port_range_min"])
+                      for r in cloud.network.get_security_group(ids[group]).security_group_rules)
+    # As Heat: Neutron's default egress rules stay unless the template has an egress rule.
+    assert rules("group") == [("egress", "IPv4", None, None), ("egress", "IPv6", None, None),
+                              ("ingress", "IPv4", "tcp", 22)]
+    assert rules("out") == [("egress", "IPv4", "tcp", 443)]
+    # remote_mode remote_group_id naming no group: the group's own members (Heat's).
+    members = cloud.network.get_security_group(ids["members"]).security_group_rules
+    assert [(r["direction"], r["remote_group_id"], r["remote_ip_prefix"]) for r in members
+            if r["direction"] == "ingress"] == [("ingress", ids["members"], None)]
+
+    # An update reconciles (Heat's _update_rules): 22 goes, 80 comes, the defaults stay;
+    # the egress-only group gets its ingress rule and keeps its own egress rule.
+    body["resources"]["group"]["properties"]["rules"] = [
+        {"protocol": "tcp", "port_range_min": 80, "port_range_max": 80}]
+    body["resources"]["out"]["properties"]["rules"].append(
+        {"protocol": "tcp", "port_range_min": 22, "port_range_max": 22})
+    heat.stacks.update(stack_id, template=body)
+    wait_stack(heat, stack_id, "UPDATE_COMPLETE")
+    assert rules("group") == [("egress", "IPv4", None, None), ("egress", "IPv6", None, None),
+                              ("ingress", "IPv4", "tcp", 80)]
+    assert rules("out") == [("egress", "IPv4", "tcp", 443), ("ingress", "IPv4", "tcp", 22)]
 
     cloud.network.delete_network(ids["net"])
     heat.actions.check(stack_id)

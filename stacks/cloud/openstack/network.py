@@ -23,27 +23,47 @@ class NetworkCalls:
         rules = fields.pop("rules", None)
         group_id = self._generic_create("security_group", name=name, fields=fields,
                                         creation_key=creation_key, find_first=find_first)
-        if rules is not None:
-            self._replace_rules(group_id, rules)
+        if rules:
+            self._create_rules(group_id, rules)
         return group_id
 
-    def _replace_rules(self, group_id, rules):
-        """Heat's way: the group's rules become exactly ``rules`` (egress defaults too)."""
-        net = self.conn.network
-        group = call(net.get_security_group, group_id)
-        for rule in group.security_group_rules or []:
-            gone(net.delete_security_group_rule, rule["id"], ignore_missing=True)
-        for rule in rules:
-            call(net.create_security_group_rule, security_group_id=group_id,
-                  **{"direction": "ingress", "ethertype": "IPv4",
-                     **{k: v for k, v in rule.items() if v is not None}})
+    def _create_rules(self, group_id, rules):
+        """Heat's create: Neutron's default egress rules go only when ``rules`` has an egress
+        rule of its own; the rules in one request."""
+        wanted = [_rule(group_id, rule) for rule in rules]
+        if any(rule["direction"] == "egress" for rule in wanted):
+            self._delete_rules(group_id, lambda rule: rule["direction"] == "egress")
+        list(call(self.conn.network.create_security_group_rules, wanted))
+
+    def _delete_rules(self, group_id, which):
+        for rule in call(self.conn.network.get_security_group, group_id).security_group_rules or []:
+            if which(rule):
+                gone(self.conn.network.delete_security_group_rule, rule["id"],
+                     ignore_missing=True)
 
     def _os_update_security_group(self, object_id, fields):
         rules = fields.pop("rules", None)
         if fields:
             call(self.conn.network.update_security_group, object_id, **fields)
         if rules is not None:
-            self._replace_rules(object_id, rules)
+            self._update_rules(object_id, rules)
+
+    def _update_rules(self, group_id, rules):
+        """Heat's update: the group's rules become ``rules``, with Neutron's default egress
+        rules when ``rules`` has no egress rule; rules already there stay."""
+        wanted = [_rule(group_id, rule) for rule in rules]
+        if not any(rule["direction"] == "egress" for rule in wanted):
+            wanted += [_rule(group_id, rule) for rule in DEFAULT_EGRESS_RULES]
+        keys = {_rule_key(rule) for rule in wanted}
+        current = call(self.conn.network.get_security_group, group_id).security_group_rules or []
+        have = {_rule_key(rule) for rule in current}
+        for rule in current:
+            if _rule_key(rule) not in keys:
+                gone(self.conn.network.delete_security_group_rule, rule["id"],
+                     ignore_missing=True)
+        missing = [rule for rule in wanted if _rule_key(rule) not in have]
+        if missing:
+            list(call(self.conn.network.create_security_group_rules, missing))
 
     def _os_update_trunk(self, trunk_id, fields):
         """Sub-ports are added and removed by Neutron's own calls, not a PUT; one whose
@@ -146,3 +166,29 @@ class NetworkCalls:
     def _os_delete_floating_ip_association(self, fip_id):
         if gone(self.conn.network.get_ip, fip_id) is not None:
             call(self.conn.network.update_ip, fip_id, port_id=None)
+
+
+# Neutron gives a new group these; Heat keeps them unless the template has an egress rule.
+DEFAULT_EGRESS_RULES = ({"direction": "egress", "ethertype": "IPv4"},
+                        {"direction": "egress", "ethertype": "IPv6"})
+RULE_KEYS = ("direction", "ethertype", "protocol", "port_range_min", "port_range_max",
+             "remote_group_id", "remote_ip_prefix")
+
+
+def _rule(group_id, rule):
+    """A template's rule as Neutron takes it (Heat's defaults: ingress, IPv4). Its
+    ``remote_mode`` as Heat's: ``remote_group_id`` without a group names the group itself
+    (a rule for its own members), ``remote_ip_prefix`` drops a group."""
+    rule = {key: value for key, value in rule.items() if value is not None}
+    mode = rule.pop("remote_mode", None)
+    if mode == "remote_group_id":
+        rule.pop("remote_ip_prefix", None)
+        rule.setdefault("remote_group_id", group_id)
+    elif mode == "remote_ip_prefix":
+        rule.pop("remote_group_id", None)
+    return {"direction": "ingress", "ethertype": "IPv4", **rule, "security_group_id": group_id}
+
+
+def _rule_key(rule):
+    """What makes two rules the same (Heat's ``_rule_key``)."""
+    return tuple(None if rule.get(key) is None else str(rule.get(key)) for key in RULE_KEYS)

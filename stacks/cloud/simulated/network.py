@@ -215,13 +215,13 @@ class SimulatedNeutron:
     # Security groups --------------------------------------------------------------------
 
     def _complete_security_group(self, fields, project_id):
-        rules = fields.pop("rules", None) or []
+        rules = _rules(fields.pop("rules", None))
         return {"tenant_id": project_id, "project_id": project_id, "description": "",
                 **fields, "security_group_rules": rules}
 
     def _update_security_group(self, row, fields):
         if "rules" in fields:
-            fields["security_group_rules"] = fields.pop("rules") or []
+            fields["security_group_rules"] = _rules(fields.pop("rules"))
         return fields
 
     def _describe_security_group(self, row, out):
@@ -475,3 +475,10 @@ class SimulatedNeutron:
         network = live("network", pk=port.fields.get("network_id")).first()
         ips = port.fields.get("fixed_ips") or []
         return (network.name if network else "private"), (ips[0]["ip_address"] if ips else None)
+
+
+def _rules(rules):
+    """A group's rules as stored: without the template's ``remote_mode`` (the simulated
+    cloud keeps rules, it does not filter traffic)."""
+    return [{key: value for key, value in rule.items() if key != "remote_mode"}
+            for rule in rules or []]

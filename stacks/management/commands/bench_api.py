@@ -310,8 +310,9 @@ class Command(BaseCommand):
                              "machine": _machine_cpu_seconds()})
             stacks = heat.stacks()
         self.print_table(results, elapsed, None, opts, (
-            f"run mode: Heat 27 (heat-api, one heat-engine; scripts/heat-yardstick-up "
-            f"{opts['heat_base']}), database=postgresql; {stacks} stacks in the project"))
+            f"run mode: Heat 27 (heat-api and heat-engine with their workers; "
+            f"scripts/heat-yardstick-up {opts['heat_base']}), database=postgresql; {stacks} "
+            "stacks in the project"))
         self.print_cpu(cpu, window, sum(len(v) for v in results.values()), database=True,
                        names=("heat-api", "heat-engine"))
         self.stdout.write(writes)
@@ -401,7 +402,8 @@ class Command(BaseCommand):
     def print_table(self, results, elapsed, sql, opts, mode):
         total = sum(len(v) for v in results.values())
         self.stdout.write(
-            f"{mode}; {opts['readers']} readers and {opts['writers']} writers for {elapsed:.0f} s; {os.cpu_count()} CPUs; load "
+            f"{mode}; {opts['readers']} readers and {opts['writers']} writers for "
+            f"{elapsed:.0f} s; {os.cpu_count()} CPUs; load "
             f"average {opts['load']:.2f} before the run, {opts['load_after']:.2f} at its end")
         header = (f"{'endpoint':<13}{'reads':>9}{'reads/s':>8}{'p50 ms':>8}{'p95 ms':>8}"
                   f"{'p99 ms':>8}{'max ms':>8}{'SQL/request':>13}")
