@@ -22,7 +22,7 @@ import requests
 from django.core.management.base import CommandError
 
 from stacks.management.bench_accounts import Accounts
-from stacks.management.procs import TICKS, processes
+from stacks.management.procs import database_cpu_seconds, group_cpu_seconds
 
 # bench_api's mix: of every 10 stacks 8 CREATE_COMPLETE, 1 UPDATE_COMPLETE, 1 CREATE_FAILED.
 ACTION = "CASE mod(g, 10) WHEN 8 THEN 'UPDATE' ELSE 'CREATE' END"
@@ -166,33 +166,9 @@ class HeatSide:
     def cpu_seconds(self):
         """``{"web": s, "worker": s, "database": s}``: heat-api's and heat-engine's process
         groups, and the backends of Heat's database."""
-        ticks = {"heat-api": 0, "heat-engine": 0}
-        for proc in processes():
-            for name, group in self.groups.items():
-                if proc.pgrp == group and name in ticks:
-                    ticks[name] += proc.cpu_ticks
-        return {"web": ticks["heat-api"] / TICKS, "worker": ticks["heat-engine"] / TICKS,
+        return {"web": group_cpu_seconds({self.groups["heat-api"]}),
+                "worker": group_cpu_seconds({self.groups["heat-engine"]}),
                 "database": database_cpu_seconds(self.dbname)}
-
-
-def database_cpu_seconds(dbname):
-    """CPU seconds of the PostgreSQL backends of database ``dbname`` on this machine.
-
-    A backend's process title names its database ("postgres: USER DB HOST ...").
-    """
-    name = f" {dbname} ".encode()
-    ticks = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            title = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
-            if title.startswith(b"postgres: ") and name in title:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                ticks += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError):
-            continue
-    return ticks / TICKS
 
 
 def _read(base, name):

@@ -44,3 +44,25 @@ def reset_peak_memory():
         return True
     except OSError:
         return False
+
+
+def group_cpu_seconds(groups):
+    """CPU seconds (user + system) of the processes in these process groups."""
+    return sum(proc.cpu_ticks for proc in processes() if proc.pgrp in groups) / TICKS
+
+
+def database_cpu_seconds(dbname):
+    """CPU seconds of the live PostgreSQL backends of database ``dbname`` on this machine.
+
+    A backend's process title names its database ("postgres: USER DB HOST ...").
+    """
+    name = f" {dbname} ".encode()
+    ticks = 0
+    for proc in processes():
+        try:
+            title = Path(f"/proc/{proc.pid}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if title.startswith(b"postgres: ") and name in title:
+            ticks += proc.cpu_ticks
+    return ticks / TICKS

@@ -100,7 +100,7 @@ MOVED_TRIES = 3
 
 def _ended_since(stack, read):
     """Was the stack read in progress, and has that traversal moved on since?"""
-    if read[0] is None or not read[0].endswith("_IN_PROGRESS"):
+    if not read[0].endswith("_IN_PROGRESS"):
         return False
     now = Stack.objects.filter(pk=stack.pk).values_list("state", "current_traversal").first()
     return now is not None and tuple(now) != read

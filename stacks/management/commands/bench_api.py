@@ -46,6 +46,7 @@ from heatweb.models import Membership, Project, Role
 from heatweb.tokens import token_issue
 from stacks.management.bench_api_heat import HeatSide
 from stacks.management.bench_writers import Writers
+from stacks.management.procs import database_cpu_seconds
 from stacks.models import Event, RawTemplate, Resource, Stack
 
 PROJECT = "bench-api"
@@ -147,23 +148,10 @@ def _children(pid):
 
 
 def _database_cpu_seconds():
-    """CPU seconds of this database's PostgreSQL backends on this machine (0 for SQLite).
-
-    A backend's process title names its database ("postgres: USER DB HOST ...").
-    """
+    """CPU seconds of this database's PostgreSQL backends on this machine (0 for SQLite)."""
     if connection.vendor != "postgresql":
         return 0.0
-    name = f" {settings.DATABASES['default']['NAME']} "
-    total = 0.0
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if title.startswith("postgres: ") and name in title:
-                total += _cpu_seconds(int(entry.name), children=False)
-    return total
+    return database_cpu_seconds(settings.DATABASES["default"]["NAME"])
 
 
 def _machine_cpu_seconds():

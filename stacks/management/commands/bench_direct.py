@@ -40,7 +40,7 @@ from stacks.management.bench_accounts import Accounts
 from stacks.management.bench_direct_shapes import SHAPES, Direct, template_and_files
 from stacks.management.bench_siblings import Served
 from stacks.management.cloud_access_logs import AccessLogs
-from stacks.management.procs import TICKS, processes
+from stacks.management.procs import group_cpu_seconds
 from stacks.models import Event, Stack
 
 PHASES = (("create", "CREATE_COMPLETE"), ("update", "UPDATE_COMPLETE"),
@@ -351,8 +351,3 @@ def timeline(stack_id, phase, started):
     return (f"first resource IN_PROGRESS {when(('resource', 'IN_PROGRESS'), 0)}, last "
             f"resource COMPLETE {when(('resource', 'COMPLETE'), 1)} ({resources} resources), "
             f"stack COMPLETE {when(('stack', 'COMPLETE'), 1)}")
-
-
-def group_cpu_seconds(groups):
-    """CPU seconds (user + system) of the processes in these process groups."""
-    return sum(proc.cpu_ticks for proc in processes() if proc.pgrp in groups) / TICKS

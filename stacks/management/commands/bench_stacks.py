@@ -11,7 +11,7 @@ broker, or PostgreSQL + Redis). By default the engine runs in this process
 as a real Celery worker thread consuming from the real broker, so every SQL
 statement of the API-side service and of the worker is counted.
 """
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 import resource as rusage
 import threading
 import os
@@ -121,20 +121,19 @@ class Command(BaseCommand):
                                   shutdown_timeout=30,
                                   queues=[settings.CELERY_TASK_DEFAULT_QUEUE])
             worker.__enter__()
-        heat = HeatSide(opts["heat_base"], cloud_base=opts["cloud_base"]).__enter__() \
-            if opts["heat_base"] else None
+        heat_side = HeatSide(opts["heat_base"], cloud_base=opts["cloud_base"]) \
+            if opts["heat_base"] else nullcontext()
         try:
-            for shape in opts["shapes"].split(","):
-                for n in [int(s) for s in opts["sizes"].split(",")]:
-                    found = self.run_one(project, n, shape, counter, opts["timeout"])
-                    if heat is not None:
-                        self.run_on_heat(heat, found, opts["timeout"])
-                    rows.extend(found)
+            with heat_side as heat:
+                for shape in opts["shapes"].split(","):
+                    for n in [int(s) for s in opts["sizes"].split(",")]:
+                        found = self.run_one(project, n, shape, counter, opts["timeout"])
+                        if heat is not None:
+                            self.run_on_heat(heat, found, opts["timeout"])
+                        rows.extend(found)
         finally:
             if worker is not None:
                 worker.__exit__(None, None, None)
-            if heat is not None:
-                heat.__exit__(None, None, None)
         self.print_table(rows)
 
     @staticmethod
