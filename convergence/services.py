@@ -10,14 +10,15 @@ import uuid
 from collections import defaultdict
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from convergence.breakpoints import breakpoints_drop
 from convergence.models import SyncPoint, Traversal
 from convergence.outbox import outbox_add, outbox_discard
-from convergence.sync_points import sync_point_merge, sync_points_create
+from convergence.sync_points import sync_points_create, sync_points_merge
 from convergence.waiting import poke_parent_of, stack_stopped
+from heatweb import written_sql
 from heatweb.celery import app
 from heatweb.exceptions import ConcurrentTransaction
 from heatweb.keystone import stack_trust_delete
@@ -124,10 +125,16 @@ def traversal_begin(stack, *, traversal_id, graph, reason):
         stack_stopped(stack)  # looks for waiters after the commit
 
 
+_TRAVERSAL_CURRENT = ('SELECT 1 FROM "stacks_stack" WHERE "id" = %s AND "current_traversal" = %s '
+                      f'AND "state" IN ({", ".join(["%s"] * len(st.IN_PROGRESS_STATES))}) LIMIT 1')
+
+
 def traversal_current(stack_id, traversal_id):
-    """Is the traversal still the stack's current one (a cheap check: no template load)?"""
-    return Stack.objects.filter(pk=stack_id, current_traversal=traversal_id,
-                                state__in=st.IN_PROGRESS_STATES).exists()
+    """Is the traversal still the stack's current one (a cheap check: no template load)?
+    Written out: every batch of a traversal asks (the ORM's query cost ~1.8 ms of CPU)."""
+    stack_pk = Stack._meta.pk.get_db_prep_value(stack_id, connection)
+    return bool(written_sql.fetch(_TRAVERSAL_CURRENT,
+                                  [stack_pk, traversal_id, *st.IN_PROGRESS_STATES]))
 
 
 def nodes_enqueue(stack_id, traversal_id, nodes):
@@ -160,10 +167,8 @@ def propagate(stack, traversal_id, finished, *, keep=0):
             else:
                 merges[(entity, is_update)][key] = data
     stack_done = False
-    for (entity, is_update), additions in merges.items():
-        became_ready, merged = sync_point_merge(
-            traversal_id=traversal_id, entity_id=entity, is_update=is_update,
-            additions=additions)
+    merged_into = sync_points_merge(traversal_id, merges) if merges else {}
+    for (entity, is_update), (became_ready, merged) in merged_into.items():
         if not became_ready:
             continue
         if entity == str(stack.pk):

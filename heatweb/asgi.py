@@ -1,5 +1,6 @@
 """ASGI entry point: Django's WSGI handler behind ``BufferedWSGI`` (served by ``heatweb.web``)."""
 import os
+import threading
 
 from django.core.wsgi import get_wsgi_application
 
@@ -8,6 +9,7 @@ django_application = get_wsgi_application()  # sets Django up: the imports below
 
 from django.conf import settings  # noqa: E402
 
+from heatweb import keystone  # noqa: E402
 from heatweb.buffering import BufferedWSGI  # noqa: E402
 from heatweb.errors import error_body  # noqa: E402
 
@@ -16,3 +18,7 @@ application = BufferedWSGI(django_application,
                            max_body_bytes=settings.HEATWEB["MAX_REQUEST_BYTES"],
                            body_seconds=settings.HEATWEB["BODY_READ_SECONDS"],
                            error_body=error_body)
+
+if keystone.enabled():
+    # Beside the worker's start, not in the way of its first request.
+    threading.Thread(target=keystone.warm_up, name="keystone-warm-up", daemon=True).start()

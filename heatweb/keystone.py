@@ -17,6 +17,7 @@ Keystone mode (``HEATWEB_AUTH=keystone``, settings ``KEYSTONE``):
 import datetime
 import logging
 import threading
+import uuid
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -218,6 +219,17 @@ def _middleware():
                 "token_cache_time": conf["TOKEN_CACHE_SECONDS"], "log_name": __name__,
             })
         return _auth_protocol
+
+
+def warm_up():
+    """Ready auth_token before this process's first request: import and configure it, and
+    let it find Keystone's version and fetch its own service token (with a token nobody
+    holds, refused). A web worker's first caller otherwise waits on all three (0.5-1 s).
+    Failures are only logged: the first request then tries again, as it would have."""
+    try:
+        token_identity(f"heatweb-warm-up-{uuid.uuid4().hex}")
+    except Exception as error:  # noqa: BLE001 - Keystone may not be up yet
+        log.warning("Keystone auth_token not readied before the first request: %s", error)
 
 
 def _confirmed_app(environ, start_response):

@@ -144,6 +144,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
     }
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test_heatweb.sqlite3")}
+elif os.environ.get("HEATWEB_DB_SERVER_SIDE_BINDING", "") == "1":
+    DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Celery -------------------------------------------------------------------------

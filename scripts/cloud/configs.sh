@@ -190,7 +190,7 @@ tenant_network_types = vxlan
 # after it binds nothing without its agent, but loads the trunk and QoS drivers
 # (without it neutron-api does not boot with the trunk plugin).
 mechanism_drivers = heatweb_bindall,openvswitch
-extension_drivers = port_security,qos
+extension_drivers = port_security,qos,tag_ports_during_bulk_creation
 [ml2_type_vxlan]
 vni_ranges = 1:1000
 [ml2_type_vlan]

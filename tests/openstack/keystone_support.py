@@ -125,14 +125,10 @@ class Heat:
 _services = {}
 
 
-def keystone_service(config, tmp_path_factory):
-    """The session's heatweb in Keystone mode, registered in the catalog."""
-    if "service" in _services:
-        return _services["service"]
-    cloud = Cloud()
-    service = LiveService(
-        tmp_path_factory.mktemp("keystone"), name="keystone", HEATWEB_AUTH="keystone",
-        KEYSTONE_URL=cloud.v3,
+def keystone_settings(cloud):
+    """The environment of a heatweb in Keystone mode with the OpenStack driver."""
+    return dict(
+        HEATWEB_AUTH="keystone", KEYSTONE_URL=cloud.v3,
         HEATWEB_SERVICE_USERNAME=cloud.account("heatweb-service")["username"],
         HEATWEB_SERVICE_PASSWORD=cloud.account("heatweb-service")["password"],
         HEATWEB_SERVICE_PROJECT=cloud.account("heatweb-service")["project_name"],
@@ -142,6 +138,14 @@ def keystone_service(config, tmp_path_factory):
         OS_CLOUD="heatweb-service",
         # Mistral's cron triggers make their trust from the stack trust's token.
         HEATWEB_TRUSTS_REDELEGATION="true")
+
+
+def keystone_service(config, tmp_path_factory):
+    """The session's heatweb in Keystone mode, registered in the catalog."""
+    if "service" in _services:
+        return _services["service"]
+    service = LiveService(tmp_path_factory.mktemp("keystone"), name="keystone",
+                          **keystone_settings(Cloud()))
     service.start()
     config.add_cleanup(service.stop)
     allow_guest_port(service.port)

@@ -5,7 +5,8 @@ import uuid
 
 import pytest
 
-from tests.openstack.keystone_support import Cloud, Heat, keystone_service
+from tests.conftest import LiveService
+from tests.openstack.keystone_support import Cloud, Heat, keystone_service, keystone_settings
 
 pytestmark = [pytest.mark.openstack]
 
@@ -55,6 +56,28 @@ def test_bad_token_is_401_in_heat_format(service, cloud):
     error = _assert_heat_error(heat.call("GET", "/stacks"), 401, "NotAuthenticated")
     assert error["title"] == "Unauthorized"
     assert "invalid, expired or revoked" in error["error"]["message"]
+
+
+def test_each_web_worker_readies_keystone_before_its_first_caller(tmp_path_factory, cloud):
+    """A new web worker imports and configures auth_token and fetches its service token
+    when it starts: its first caller does not wait on them (0.5-1 s)."""
+    fresh = LiveService(tmp_path_factory.mktemp("warm"), name="keystone-warm", workers=0,
+                        **keystone_settings(cloud))
+    fresh.start()  # answered /healthz only: nothing authenticated yet
+    try:
+        log = fresh.log_path("web")
+        deadline = time.monotonic() + 30
+        while log.read_text().count("Starting Keystone auth_token middleware") < 2:
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.2)
+        text = log.read_text()
+        assert "not readied before the first request" not in text
+        assert '"GET /v1/' not in text  # no caller has come yet
+        heat, _, _ = heat_as(fresh, cloud, "heatweb-demo-member")
+        assert heat.call("GET", "/stacks").status_code == 200
+        assert log.read_text().count("Starting Keystone auth_token middleware") == 2
+    finally:
+        fresh.stop()
 
 
 def test_expired_token_is_401(service, cloud):

@@ -69,6 +69,10 @@ def test_a_stack_of_network_port_image_and_servers_lives_in_the_cloud(member, cl
     assert (port.name, port.device_id) == (f"{tag}-port", ids["web"])
     assert port.security_group_ids == [cloud.network.find_security_group(
         "default", ignore_missing=False).id]
+    # Each Neutron object carries its creation key as a tag (the port's given in its POST,
+    # which this cloud's ML2 takes: tag_ports_during_bulk_creation).
+    for made in (port, cloud.network.get_network(ids["net"])):
+        assert len([t for t in made.tags if t.startswith("heatweb-key:")]) == 1, made.tags
     assert cloud.image.get_image(ids["image"]).name == f"{tag}-image"
     address = port.fixed_ips[0]["ip_address"]
     # Each address carries its port, as Heat shows them; the port Nova made for the

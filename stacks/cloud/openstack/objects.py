@@ -14,6 +14,7 @@ Neutron objects carry their ``creation_key`` as the tag
 no tags on every kind, so their creates are not found again after a crash.
 """
 import importlib
+import threading
 from dataclasses import dataclass
 
 from stacks.cloud.driver import CloudError, CloudNotFound, CreatedId
@@ -21,6 +22,11 @@ from stacks.cloud.kinds import kind_of, resolve_refs
 from stacks.cloud.openstack.calls import call, gone, is_id
 
 TAG_PREFIX = "heatweb-key:"
+# Kinds whose POST takes ``tags`` where Neutron has this extension (ML2's extension driver
+# ``tag_ports_during_bulk_creation``): their creation key then costs no second request.
+TAGS_IN_POST = {"port": "tag-ports-during-bulk-creation"}
+_tags_in_post_known = {}  # (network endpoint, extension alias) -> bool
+_tags_in_post_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -175,8 +181,12 @@ class ObjectCalls:
                 return found[0].id
         if name:
             values["name"] = name
+        tag_after = bool(creation_key and entry.tags)
+        if tag_after and self._tags_in_post(kind):
+            values["tags"] = [f"{TAG_PREFIX}{creation_key}"]
+            tag_after = False
         created = call(proxy._create, cls, **values)
-        if creation_key and entry.tags:  # this Neutron takes no tags in a POST: tag right after
+        if tag_after:  # a Neutron that takes no tags in this kind's POST: tagged right after
             call(proxy.set_tags, created, [f"{TAG_PREFIX}{creation_key}"])
         if entry.parent:
             return f"{values[entry.parent]}/{created.id}"
@@ -186,6 +196,21 @@ class ObjectCalls:
         described = None if self._custom("get", kind) is not None else \
             self._as_dict(entry, created)
         return CreatedId(created.id, described)
+
+    def _tags_in_post(self, kind):
+        """Whether this Neutron takes the tags in a ``kind``'s POST (its extension
+        ``TAGS_IN_POST[kind]``, asked once per endpoint and process): one request a port."""
+        extension = TAGS_IN_POST.get(kind)
+        if extension is None:
+            return False
+        endpoint = self.conn.network.get_endpoint()
+        with _tags_in_post_lock:
+            known = _tags_in_post_known.get((endpoint, extension))
+        if known is None:
+            known = call(self.conn.network.find_extension, extension) is not None
+            with _tags_in_post_lock:
+                _tags_in_post_known[(endpoint, extension)] = known
+        return known
 
     def object_get(self, kind, object_id):
         custom = self._custom("get", kind)
