@@ -1,5 +1,6 @@
 """The Celery app; the convergence app makes every worker process an engine
 (``convergence.apps``)."""
+import gc
 import os
 import signal
 
@@ -32,3 +33,6 @@ def pool_lifeline(**kwargs):
     """A pool process ends with the worker's main process, even when that is killed -9."""
     if _worker_pid["pid"] not in (None, os.getpid()):  # the solo pool runs in the main one
         die_with_parent(_worker_pid["pid"], signal.SIGKILL)
+    # The code loaded so far stays out of the collector's full passes (as the web workers').
+    gc.collect()
+    gc.freeze()

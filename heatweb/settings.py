@@ -144,8 +144,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
     }
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test_heatweb.sqlite3")}
-elif os.environ.get("HEATWEB_DB_SERVER_SIDE_BINDING", "") == "1":
-    DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Celery -------------------------------------------------------------------------
@@ -315,7 +313,7 @@ HEATWEB = {
     "WAIT_MAX_SECONDS": _env_float("HEATWEB_WAIT_MAX_SECONDS", 10),
     # A real cloud: how many of a batch's calls (creates, deletes, ...) an
     # engine has in flight at once; the simulated cloud makes them one by one.
-    "CLOUD_PARALLEL_CALLS": int(_env_float("HEATWEB_CLOUD_PARALLEL_CALLS", 8)),
+    "CLOUD_PARALLEL_CALLS": int(_env_float("HEATWEB_CLOUD_PARALLEL_CALLS", 10)),
     # Before a server on a port is replaced, how long Nova may take to detach the port.
     "PORT_DETACH_SECONDS": _env_float("HEATWEB_PORT_DETACH_SECONDS", 60),
     # How long a software deployment waits for its agent's signal when its stack

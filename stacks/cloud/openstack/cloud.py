@@ -62,7 +62,7 @@ class OpenStackCloud(BlockStorageCalls, ObjectStoreCalls, KeyManagerCalls, Alarm
     @property
     def parallel_calls(self):
         """A batch's calls overlap: each is a round trip to a service (settings)."""
-        return max(1, int(settings.HEATWEB.get("CLOUD_PARALLEL_CALLS", 8)))
+        return max(1, int(settings.HEATWEB.get("CLOUD_PARALLEL_CALLS", 10)))
 
     def __init__(self, connection=None):
         self._connection = connection
