@@ -125,8 +125,9 @@ def traversal_begin(stack, *, traversal_id, graph, reason):
         stack_stopped(stack)  # looks for waiters after the commit
 
 
-_TRAVERSAL_CURRENT = ('SELECT 1 FROM "stacks_stack" WHERE "id" = %s AND "current_traversal" = %s '
-                      f'AND "state" IN ({", ".join(["%s"] * len(st.IN_PROGRESS_STATES))}) LIMIT 1')
+_TRAVERSAL_CURRENT = (f'SELECT 1 FROM "{Stack._meta.db_table}" WHERE "id" = %s AND '
+                      '"current_traversal" = %s AND "state" IN '
+                      f'({", ".join(["%s"] * len(st.IN_PROGRESS_STATES))}) LIMIT 1')
 
 
 def traversal_current(stack_id, traversal_id):
@@ -167,8 +168,8 @@ def propagate(stack, traversal_id, finished, *, keep=0):
             else:
                 merges[(entity, is_update)][key] = data
     stack_done = False
-    merged_into = sync_points_merge(traversal_id, merges) if merges else {}
-    for (entity, is_update), (became_ready, merged) in merged_into.items():
+    for (entity, is_update), (became_ready, merged) in \
+            sync_points_merge(traversal_id, merges).items():
         if not became_ready:
             continue
         if entity == str(stack.pk):

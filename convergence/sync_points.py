@@ -6,9 +6,8 @@ loads the whole graph. A node with one predecessor is triggered directly; a
 node with several waits until each has merged its data into its row by
 compare-and-swap on ``atomic_key``.
 """
-from django.db import connection
-
 from convergence.models import SyncPoint
+from convergence.rows import INCREMENT, rows_update
 from heatweb import written_sql
 
 STACK_ENTITY = None  # the stack's own sync point in successor lists
@@ -39,21 +38,25 @@ def sync_points_create(stack, traversal_id, graph):
 
 def sync_points_for(traversal_id, nodes):
     """The rows of the given (entity_id, is_update) nodes, keyed like them."""
-    rows = _rows(traversal_id, sorted({str(n[0]) for n in nodes}),
-                 ("id", "entity_id", "is_update", "successors", "predecessors", "input_data"))
-    return {(row.entity_id, row.is_update): row for row in rows}
+    return _rows_by_node(traversal_id, {str(n[0]) for n in nodes},
+                         ("id", "entity_id", "is_update", "successors", "predecessors",
+                          "input_data"))
 
 
-def _rows(traversal_id, entity_ids, names):
-    """The traversal's sync points of those entities, with the fields ``names`` (the
-    others deferred, as ``only()`` leaves them), read by a written-out statement."""
+def _rows_by_node(traversal_id, entity_ids, names):
+    """``{(entity_id, is_update): row}`` of the traversal's sync points of those entities,
+    with the fields ``names`` (the others deferred, as ``only()`` leaves them), read by a
+    written-out statement: the engine reads them for every batch, and the ORM's building
+    of the query cost many times the statement (docs/benchmarks.md, issue 38)."""
     if not entity_ids:
-        return []
-    sql = (f'SELECT {written_sql.columns(SyncPoint, "sp", names)} FROM "convergence_syncpoint" '
-           f'sp WHERE sp."traversal_id" = %s AND sp."entity_id" IN '
-           f'({", ".join(["%s"] * len(entity_ids))})')
-    return [written_sql.instance(SyncPoint, "sp", values, names)
-            for values in written_sql.fetch(sql, [traversal_id, *entity_ids])]
+        return {}
+    entity_ids = sorted(entity_ids)
+    sql = (f'SELECT {written_sql.columns(SyncPoint, "sp", names)} FROM '
+           f'"{SyncPoint._meta.db_table}" sp WHERE sp."traversal_id" = %s AND '
+           f'sp."entity_id" IN ({", ".join(["%s"] * len(entity_ids))})')
+    rows = (written_sql.instance(SyncPoint, "sp", values, names)
+            for values in written_sql.fetch(sql, [traversal_id, *entity_ids]))
+    return {(row.entity_id, row.is_update): row for row in rows}
 
 
 def sync_point_merge(*, traversal_id, entity_id, is_update, additions):
@@ -62,60 +65,52 @@ def sync_point_merge(*, traversal_id, entity_id, is_update, additions):
         (entity_id, is_update)]
 
 
-# The merges' statements, written out: a traversal makes one merge per edge into a node
-# of several predecessors (119 for an update of 20 servers on their ports), and the
-# ORM's building of a SELECT and an UPDATE cost ~1 ms of CPU a merge, many times the
-# statements themselves (docs/benchmarks.md, issue 38).
 _MERGE_READ_NAMES = ("id", "entity_id", "is_update", "atomic_key", "predecessors",
                      "input_data")
-_MERGE_WRITE = ('UPDATE "convergence_syncpoint" SET "input_data" = %s, '
-                '"atomic_key" = %s WHERE "id" = %s AND "atomic_key" = %s')
-
-
-def _merge_rows(traversal_id, entity_ids):
-    """``{(entity_id, is_update): row}`` of the traversal's sync points of those entities."""
-    return {(row.entity_id, bool(row.is_update)): row
-            for row in _rows(traversal_id, entity_ids, _MERGE_READ_NAMES)}
-
-
-def _merge_write(row, merged):
-    """The compare-and-swap of one row: True when ``row`` was still as read."""
-    value = SyncPoint._meta.get_field("input_data").get_db_prep_save(merged, connection)
-    with connection.cursor() as cursor:
-        cursor.execute(_MERGE_WRITE, [value, row.atomic_key + 1, row.pk, row.atomic_key])
-        return cursor.rowcount == 1
 
 
 def sync_points_merge(traversal_id, merges):
-    """Merge predecessor data into sync points by compare-and-swap, each row once read.
+    """Merge predecessor data into sync points by compare-and-swap.
 
     ``merges``: ``{(entity_id, is_update): additions}``. Returns, keyed the same,
     ``(became_ready, input_data)``: ready is True only for the merge that
     completed the set, so a duplicate delivery never triggers twice;
     ``(None, None)`` when the row is gone (a newer traversal). The rows are
-    read in one statement; a row another merge changed since is read again.
+    read in one statement and written in one (``rows_update``: each row's own
+    condition on its ``atomic_key``); a row another merge changed since is read
+    again. A traversal merges once per edge into a node of several predecessors
+    (119 times for an update of 20 servers on their ports).
     """
     out = {}
-    pending = {(str(entity), bool(is_update)): (key, additions)
-               for key, additions in merges.items() for entity, is_update in [key]}
+    pending = {(str(entity), bool(is_update)): ((entity, is_update), additions)
+               for (entity, is_update), additions in merges.items()}
     for _ in range(MAX_CAS_ATTEMPTS):
         if not pending:
             return out
-        rows = _merge_rows(traversal_id, sorted({entity for entity, _ in pending}))
-        again = {}
+        rows = _rows_by_node(traversal_id, {entity for entity, _ in pending},
+                             _MERGE_READ_NAMES)
+        writes = {}
         for target, (key, additions) in pending.items():
             row = rows.get(target)
             if row is None:
                 out[key] = (None, None)
                 continue
-            needed = set(row.predecessors)
-            was_ready = needed <= set(row.input_data)
             merged = {**row.input_data, **additions}
             if merged == row.input_data:
                 out[key] = (False, merged)
-            elif _merge_write(row, merged):
-                out[key] = ((not was_ready and needed <= set(merged)), merged)
+                continue
+            needed = set(row.predecessors)
+            became_ready = not needed <= set(row.input_data) and needed <= set(merged)
+            writes[target] = (row, became_ready, merged)
+        changed = rows_update(SyncPoint, [
+            ({"id": row.pk, "atomic_key": row.atomic_key},
+             {"input_data": merged, "atomic_key": INCREMENT})
+            for row, _, merged in writes.values()]) if writes else set()
+        again = {}
+        for target, (row, became_ready, merged) in writes.items():
+            if row.pk in changed:
+                out[pending[target][0]] = (became_ready, merged)
             else:
-                again[target] = (key, additions)
+                again[target] = pending[target]
         pending = again
     raise RuntimeError(f"sync points {sorted(pending)} in {traversal_id}: too much contention")

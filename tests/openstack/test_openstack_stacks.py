@@ -6,6 +6,7 @@ from heatclient import exc as heat_exc
 from openstack import exceptions as os_exceptions
 
 from tests.openstack.conftest import wait_for, wait_stack
+from tests.openstack.keystone_support import CLOUD_BASE
 
 pytestmark = pytest.mark.openstack
 
@@ -73,6 +74,9 @@ def test_a_stack_of_network_port_image_and_servers_lives_in_the_cloud(member, cl
     # which this cloud's ML2 takes: tag_ports_during_bulk_creation).
     for made in (port, cloud.network.get_network(ids["net"])):
         assert len([t for t in made.tags if t.startswith("heatweb-key:")]) == 1, made.tags
+    # The port's tag came with its POST: Neutron logged no tag PUT for it.
+    neutron_log = (CLOUD_BASE / "log" / "neutron-api-access.log").read_text(errors="replace")
+    assert f"/v2.0/ports/{ids['port']}/tags" not in neutron_log
     assert cloud.image.get_image(ids["image"]).name == f"{tag}-image"
     address = port.fixed_ips[0]["ip_address"]
     # Each address carries its port, as Heat shows them; the port Nova made for the

@@ -14,7 +14,6 @@ Neutron objects carry their ``creation_key`` as the tag
 no tags on every kind, so their creates are not found again after a crash.
 """
 import importlib
-import threading
 from dataclasses import dataclass
 
 from stacks.cloud.driver import CloudError, CloudNotFound, CreatedId
@@ -26,7 +25,6 @@ TAG_PREFIX = "heatweb-key:"
 # ``tag_ports_during_bulk_creation``): their creation key then costs no second request.
 TAGS_IN_POST = {"port": "tag-ports-during-bulk-creation"}
 _tags_in_post_known = {}  # (network endpoint, extension alias) -> bool
-_tags_in_post_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -203,14 +201,11 @@ class ObjectCalls:
         extension = TAGS_IN_POST.get(kind)
         if extension is None:
             return False
-        endpoint = self.conn.network.get_endpoint()
-        with _tags_in_post_lock:
-            known = _tags_in_post_known.get((endpoint, extension))
-        if known is None:
-            known = call(self.conn.network.find_extension, extension) is not None
-            with _tags_in_post_lock:
-                _tags_in_post_known[(endpoint, extension)] = known
-        return known
+        key = (self.conn.network.get_endpoint(), extension)
+        if key not in _tags_in_post_known:  # two threads asking at once ask twice: harmless
+            _tags_in_post_known[key] = \
+                call(self.conn.network.find_extension, extension) is not None
+        return _tags_in_post_known[key]
 
     def object_get(self, kind, object_id):
         custom = self._custom("get", kind)
