@@ -18,8 +18,9 @@ LAYERS = [
     ("traversals, taking a lock over, a batch's row saves", ["services", "takeover",
                                                              "row_saves"]),
     ("waits, hooks, engines, reads", ["waiting", "breakpoints", "engines", "inspect"]),
-    ("outbox, sync points and plumbing", ["outbox", "sync_points", "rows", "stale", "metrics",
+    ("outbox, sync points and plumbing", ["outbox", "sync_points", "stale", "metrics",
                                           "graph"]),
+    ("rows' compare-and-swap statements", ["rows"]),
     ("models", ["models"]),
 ]
 LAYER_OF = {name: depth for depth, (_, names) in enumerate(LAYERS) for name in names}
