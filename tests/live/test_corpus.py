@@ -518,7 +518,7 @@ class Agent:
             if resource.resource_type in DEPLOYMENT_TYPES and resource.physical_resource_id \
                     and resource.resource_status == f"{action}_IN_PROGRESS":
                 key = (owner, resource.resource_name, action)
-                if key in self.signalled:
+                if key in self.signalled or not self._deploying(resource, action):
                     continue
                 self.signalled.add(key)
                 name = resource.resource_name
@@ -536,6 +536,17 @@ class Agent:
                     self._signal(owner, resource.resource_name, action, {
                         "status": "SUCCESS", "reason": "booted", "id": server,
                         "data": "corpus agent"})
+
+    def _deploying(self, resource, action):
+        """Whether the deployment itself waits for the agent in ``action``, as a real
+        agent reads it from the server's metadata: the resource is in its action before
+        it has published the action's config, and a signal before that is ignored (as
+        Heat ignores it)."""
+        try:
+            deployment = self.hc.software_deployments.get(resource.physical_resource_id)
+        except heat_exc.HTTPNotFound:
+            return False
+        return deployment.status == "IN_PROGRESS" and deployment.action == action
 
     def _signal(self, owner, name, action, data):
         try:
