@@ -62,6 +62,7 @@ def _current_stack(stack_id, traversal_id):
 
 
 INLINE_NODES = 50  # ready successors one task runs itself before handing over
+EVENTS_DUE_SECONDS = 1.0  # a task's events wait at most about this long (and a batch)
 RECHECK_EVERY = 10  # inline nodes between checks that the traversal is still current
 
 
@@ -108,6 +109,7 @@ def _nodes_run(ctx, stack_id, traversal_id, nodes):
         if not kept:
             break
         nodes = kept
+        ctx.events.flush_due(EVENTS_DUE_SECONDS)
     context_flush(ctx)
 
 

@@ -2,6 +2,7 @@
 import uuid
 
 from django.db import models
+from django.utils import timezone
 
 from stacks.models.stack import Stack
 
@@ -15,7 +16,10 @@ class Event(models.Model):
     resource_action = models.CharField(max_length=16)
     resource_status = models.CharField(max_length=16)
     resource_status_reason = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # When it happened: an engine task builds its events as it goes and writes them
+    # together (``stacks.models.events.EventRecorder``); the insert's time would be the
+    # task's end for all of them.
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
         indexes = [models.Index(fields=["stack", "id"])]

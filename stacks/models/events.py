@@ -1,4 +1,7 @@
-"""Event rows: built in memory while work happens, written in one insert."""
+"""Event rows: built in memory while work happens (each with the time it happened),
+written in one insert."""
+import time
+
 from stacks.models import Event
 
 
@@ -27,11 +30,20 @@ class EventRecorder:
 
     def __init__(self):
         self.pending = []
+        self._oldest = None  # time.monotonic() of the first event not written yet
 
     def add(self, event):
+        if not self.pending:
+            self._oldest = time.monotonic()
         self.pending.append(event)
 
     def flush(self):
         if self.pending:
             Event.objects.bulk_create(self.pending)
             self.pending = []
+
+    def flush_due(self, seconds):
+        """Write what waits once its first event is ``seconds`` old: a long task (a real
+        cloud's calls) shows its events as it goes, a short one writes them once."""
+        if self.pending and time.monotonic() - self._oldest >= seconds:
+            self.flush()
