@@ -14,6 +14,7 @@ Neutron objects carry their ``creation_key`` as the tag
 no tags on every kind, so their creates are not found again after a crash.
 """
 import importlib
+import threading
 from dataclasses import dataclass
 
 from stacks.cloud.driver import CloudError, CloudNotFound, CreatedId
@@ -25,6 +26,9 @@ TAG_PREFIX = "heatweb-key:"
 # ``tag_ports_during_bulk_creation``): their creation key then costs no second request.
 TAGS_IN_POST = {"port": "tag-ports-during-bulk-creation"}
 _tags_in_post_known = {}  # (network endpoint, extension alias) -> bool
+# One asks: a batch's first ports are made by ten threads at once, and each asking
+# Neutron would cost up to ten requests where one is needed.
+_tags_in_post_asking = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -202,9 +206,11 @@ class ObjectCalls:
         if extension is None:
             return False
         key = (self.conn.network.get_endpoint(), extension)
-        if key not in _tags_in_post_known:  # two threads asking at once ask twice: harmless
-            _tags_in_post_known[key] = \
-                call(self.conn.network.find_extension, extension) is not None
+        if key not in _tags_in_post_known:
+            with _tags_in_post_asking:
+                if key not in _tags_in_post_known:
+                    _tags_in_post_known[key] = \
+                        call(self.conn.network.find_extension, extension) is not None
         return _tags_in_post_known[key]
 
     def object_get(self, kind, object_id):

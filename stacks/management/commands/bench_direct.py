@@ -330,9 +330,9 @@ class Command(BaseCommand):
 
 
 def timeline(stack_id, phase, started):
-    """When heatweb's events of the phase were written, from the request (``started``):
-    the first resource's IN_PROGRESS, the last resource's COMPLETE and the stack's own
-    COMPLETE (events are written at the end of the task that made them)."""
+    """When heatweb's events of the phase happened, from the request (``started``): the
+    first and the last resource's IN_PROGRESS (the last: when the last cloud call went
+    out), the first and the last resource's COMPLETE and the stack's own COMPLETE."""
     events = list(Event.objects.filter(stack_id=stack_id, created_at__gte=started,
                                        resource_action=phase.upper())
                   .values_list("physical_resource_id", "resource_status", "created_at"))
@@ -348,6 +348,7 @@ def timeline(stack_id, phase, started):
 
     def when(key, end):
         return f"{at[key][end]:.2f} s" if key in at else "-"
-    return (f"first resource IN_PROGRESS {when(('resource', 'IN_PROGRESS'), 0)}, last "
-            f"resource COMPLETE {when(('resource', 'COMPLETE'), 1)} ({resources} resources), "
-            f"stack COMPLETE {when(('stack', 'COMPLETE'), 1)}")
+    return (f"resources IN_PROGRESS {when(('resource', 'IN_PROGRESS'), 0)} to "
+            f"{when(('resource', 'IN_PROGRESS'), 1)}, COMPLETE "
+            f"{when(('resource', 'COMPLETE'), 0)} to {when(('resource', 'COMPLETE'), 1)} "
+            f"({resources} resources), stack COMPLETE {when(('stack', 'COMPLETE'), 1)}")
