@@ -105,7 +105,7 @@ def sync_points_merge(traversal_id, merges):
         changed = rows_update(SyncPoint, [
             ({"id": row.pk, "atomic_key": row.atomic_key},
              {"input_data": merged, "atomic_key": INCREMENT})
-            for row, _, merged in writes.values()]) if writes else set()
+            for row, _, merged in writes.values()])
         again = {}
         for target, (row, became_ready, merged) in writes.items():
             if row.pk in changed:

@@ -111,8 +111,6 @@ def _store_events(stack, events):
                   resource_type=e["resource_type"] or "",
                   resource_action=e["resource_action"] or "",
                   resource_status=e["resource_status"] or "",
-                  resource_status_reason=e["resource_status_reason"] or "") for e in events]
+                  resource_status_reason=e["resource_status_reason"] or "",
+                  created_at=aware(e["created_at"])) for e in events]  # Heat's times
     Event.objects.bulk_create(rows, batch_size=500)
-    for event, new in zip(events, rows):  # Heat's times, not the import's
-        new.created_at = aware(event["created_at"])
-    Event.objects.bulk_update(rows, ["created_at"], batch_size=500)
